@@ -1,0 +1,55 @@
+# Course tasks. The two everyday commands are `make lab` and `make test`;
+# both create the virtual environment .venv on first use and reuse it afterwards.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is installed first, on its own, so that `pip install -e .` finds it satisfied.
+# Override for your machine, e.g. a CPU-only build from PyTorch's index:
+#   make test TORCH_SPEC="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+LAB_ARGS ?=
+# Jupyter refuses to run as root (containers, CI) unless told to.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+PYTEST_ARGS ?=
+# pytest-xdist workers; --dist loadfile keeps each notebook's cells in one worker (one kernel).
+WORKERS ?= 2
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: setup lab test lint format notebooks exercises clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+		|| { echo "Python 3.10 or newer is needed; run e.g. make PYTHON=python3.11"; exit 1; }
+	@echo "Setting up $(VENV) (only when pyproject.toml changed; the first time takes a few minutes)"
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet $(TORCH_SPEC)
+	$(BIN)/python -m pip install --quiet -e ".[course,dev]"
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
+		--LabApp.default_url=/lab/tree/notebooks/00_welcome.ipynb $(LAB_ARGS)
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile -v $(NBVAL) $(PYTEST_ARGS) tests notebooks solutions
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+notebooks: $(STAMP)
+	$(BIN)/python -m course.execute
+
+exercises: $(STAMP)
+	$(BIN)/python -m course.build_exercises
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Course tooling: notebook execution, the exercise generator, the exercise checker."""

@@ -1,0 +1,128 @@
+"""Friendly checks for exercise notebooks.
+
+``check`` runs a learner's function on a few inputs, compares the result with a reference
+(a numpy function) and with PyTorch (a torch function), and prints one plain-words line:
+success, "not done yet", or what went wrong, by how much, and a hint. It never lets an
+ordinary mistake escape as a traceback, so an exercise notebook runs top to bottom even
+when nothing is filled in::
+
+    check("0.1", tanh_grad, reference_fn=numeric_derivative(np.tanh),
+          torch_fn=lambda x: torch.autograd.grad(torch.tanh(x).sum(), x)[0],
+          inputs=[np.linspace(-3, 3, 7)], hint="d/dx tanh(x) = 1 - tanh(x)**2")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+DEFAULT_HINT = "replace the `raise NotImplementedError(...)` line with your code"
+
+
+def numeric_derivative(f: Callable[[np.ndarray], np.ndarray], eps: float = 1e-6) -> Callable:
+    """Return x -> the elementwise central-difference derivative of the elementwise ``f``."""
+
+    def derivative(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+    return derivative
+
+
+def _as_array(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.float64)
+
+
+def _to_torch(arg: Any) -> Any:
+    import torch
+
+    if isinstance(arg, np.ndarray) and arg.dtype.kind == "f":
+        return torch.tensor(arg, dtype=torch.float64, requires_grad=True)
+    return arg
+
+
+def _difference(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str | None:
+    """Describe how ``got`` differs from ``expected`` in plain words, or None when it matches."""
+    if got.shape != expected.shape:
+        return f"wrong shape: expected {expected.shape}, got {got.shape}"
+    if np.allclose(got, expected, atol=atol, rtol=rtol, equal_nan=True):
+        return None
+    if got.ndim == 0:
+        return f"expected {expected.item():.6g}, got {got.item():.6g}"
+    error = np.abs(got - expected)
+    error = np.where(np.isnan(error), np.inf, error)
+    worst = np.unravel_index(np.argmax(error), error.shape)
+    wrong = int(np.sum(~np.isclose(got, expected, atol=atol, rtol=rtol, equal_nan=True)))
+    return (
+        f"{wrong} of {got.size} values differ; the largest difference is at index "
+        f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {got[worst]:.6g}"
+    )
+
+
+def _describe(args: tuple) -> str:
+    parts = [
+        f"array of shape {np.shape(a)}" if isinstance(a, np.ndarray) else repr(a) for a in args
+    ]
+    return ", ".join(parts)
+
+
+def check(
+    exercise_id: str,
+    learner_fn: Callable,
+    reference_fn: Callable | None = None,
+    inputs: Sequence[Any] = (),
+    *,
+    torch_fn: Callable | None = None,
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    hint: str = "",
+) -> bool:
+    """Run ``learner_fn`` on each input, compare with the reference and PyTorch, print one line.
+
+    ``inputs`` holds one entry per call: a tuple of arguments, or a single argument.
+    ``reference_fn`` receives the same numpy arguments; ``torch_fn`` receives them as float64
+    tensors with ``requires_grad=True`` (so it may call ``torch.autograd``). At least one of
+    the two must be given. Returns True when every result matches within ``atol``/``rtol``.
+    """
+    if reference_fn is None and torch_fn is None:
+        raise ValueError("check() needs a reference_fn, a torch_fn, or both")
+    if not inputs:
+        raise ValueError("check() needs at least one input")
+    label = f"Exercise {exercise_id}"
+    hint_line = f" Hint: {hint}" if hint else ""
+    calls = [args if isinstance(args, tuple) else (args,) for args in inputs]
+    for number, args in enumerate(calls, start=1):
+        try:
+            got = _as_array(learner_fn(*args))
+        except NotImplementedError:
+            print(f"{label}: not done yet — {hint or DEFAULT_HINT}")
+            return False
+        except Exception as error:  # an ordinary mistake: report it, do not raise
+            print(
+                f"{label}: your code raised {type(error).__name__}: {error} "
+                f"(input {number}: {_describe(args)}).{hint_line}"
+            )
+            return False
+        expectations = []
+        if reference_fn is not None:
+            expectations.append(("the reference", _as_array(reference_fn(*args))))
+        if torch_fn is not None:
+            torch_args = tuple(_to_torch(a) for a in args)
+            expectations.append(("PyTorch", _as_array(torch_fn(*torch_args))))
+        for name, expected in expectations:
+            problem = _difference(got, expected, atol, rtol)
+            if problem:
+                print(
+                    f"{label}: does not match {name} on input {number} "
+                    f"({_describe(args)}): {problem}.{hint_line}"
+                )
+                return False
+    against = " and ".join(
+        name for name, fn in [("the reference", reference_fn), ("PyTorch", torch_fn)] if fn
+    )
+    print(f"{label}: correct ✓ — matches {against} on {len(calls)} input(s).")
+    return True

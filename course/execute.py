@@ -1,0 +1,94 @@
+"""Execute notebooks in place and normalise them so that stored outputs are reproducible.
+
+Usage: ``python -m course.execute [NOTEBOOK ...]`` (default: every ``notebooks/*.ipynb``).
+
+Normalising means: fixed notebook metadata (no kernel version), cell metadata reduced to
+``tags``, cell ids ``cell-00``, ``cell-01``, ... and execution counts 1, 2, 3, ... in
+cell order, so that re-running an unchanged notebook leaves the file byte for byte equal
+whenever its outputs are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL_NAME = "python3"
+NOTEBOOK_METADATA = {
+    "kernelspec": {
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "name": KERNEL_NAME,
+    },
+    "language_info": {"name": "python", "pygments_lexer": "ipython3"},
+}
+CELL_TIMEOUT_S = 600
+
+
+def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Fix metadata, cell ids and execution counts of ``nb`` in place and return it."""
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    nb.metadata = nbformat.from_dict(NOTEBOOK_METADATA)
+    count = 0
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:02d}"
+        tags = cell.metadata.get("tags")
+        cell.metadata = nbformat.from_dict({"tags": list(tags)} if tags else {})
+        if cell.cell_type != "code":
+            continue
+        executed = bool(cell.outputs) or cell.execution_count is not None
+        count += 1
+        cell.execution_count = count if executed else None
+        for output in cell.outputs:
+            if output.output_type == "execute_result":
+                output.execution_count = cell.execution_count
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    """Run every code cell of ``nb`` in a fresh kernel started in ``cwd``; return it normalised.
+
+    A cell that raises stops the run with nbclient's ``CellExecutionError`` unless the cell
+    carries the ``raises-exception`` tag.
+    """
+    client = NotebookClient(
+        nb,
+        kernel_name=KERNEL_NAME,
+        timeout=CELL_TIMEOUT_S,
+        record_timing=False,
+        resources={"metadata": {"path": str(cwd)}},
+    )
+    client.execute()
+    return normalise(nb)
+
+
+def dumps(nb: nbformat.NotebookNode) -> str:
+    """Serialise ``nb`` the way every notebook in this repository is stored."""
+    return nbformat.writes(nb) + "\n"
+
+
+def execute_file(path: Path) -> None:
+    """Execute the notebook at ``path`` in its own folder and rewrite it normalised."""
+    nb = nbformat.read(path, as_version=4)
+    path.write_text(dumps(execute(nb, path.parent)), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point: execute the given notebooks (default ``notebooks/*.ipynb``)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    for path in paths:
+        print(f"executing {path}", flush=True)
+        execute_file(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
