@@ -1,0 +1,201 @@
+"""Layers with PyTorch's parameter names, shapes, initialisation ranges and gate order."""
+
+import math
+
+import numpy as np
+
+from .. import creation
+from ..ops.elementwise import sigmoid, tanh
+from ..ops.shape import stack
+from . import functional as F
+from .module import Module
+from .parameter import Parameter
+
+
+def _uniform(shape, bound):
+    """A parameter drawn uniformly from [-bound, bound] (PyTorch's default ranges)."""
+    return Parameter(creation._rng.uniform(-bound, bound, shape).astype(np.float32))
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, weight of shape (out_features, in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features)
+        self.weight = _uniform((out_features, in_features), bound)
+        self.bias = _uniform((out_features,), bound) if bias else None
+
+    def forward(self, x):
+        """x @ weight.T + bias."""
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class RNNCell(Module):
+    """h' = tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        bound = 1 / math.sqrt(hidden_size)
+        self.weight_ih = _uniform((hidden_size, input_size), bound)
+        self.weight_hh = _uniform((hidden_size, hidden_size), bound)
+        self.bias_ih = _uniform((hidden_size,), bound)
+        self.bias_hh = _uniform((hidden_size,), bound)
+
+    def forward(self, x, h=None):
+        """One step: the new hidden state."""
+        if h is None:
+            h = creation.zeros(x.shape[0], self.hidden_size, dtype=x.dtype)
+        return rnn_step(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+def rnn_step(x, h, w_ih, w_hh, b_ih, b_hh):
+    """h' = tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)."""
+    return tanh(F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh))
+
+
+class LSTMCell(Module):
+    """One LSTM step; the 4 gates are stacked in PyTorch's order: input, forget, cell, output."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        bound = 1 / math.sqrt(hidden_size)
+        self.weight_ih = _uniform((4 * hidden_size, input_size), bound)
+        self.weight_hh = _uniform((4 * hidden_size, hidden_size), bound)
+        self.bias_ih = _uniform((4 * hidden_size,), bound)
+        self.bias_hh = _uniform((4 * hidden_size,), bound)
+
+    def forward(self, x, state=None):
+        """(h', c') from x and (h, c)."""
+        if state is None:
+            zeros = creation.zeros(x.shape[0], self.hidden_size, dtype=x.dtype)
+            state = (zeros, zeros)
+        return lstm_step(x, state, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh):
+    """i, f, g, o = gates;  c' = sigmoid(f) * c + sigmoid(i) * tanh(g);  h' = sigmoid(o) * tanh(c')."""
+    h, c = state
+    gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
+    n = h.shape[-1]
+    i, f, g, o = gates[:, :n], gates[:, n : 2 * n], gates[:, 2 * n : 3 * n], gates[:, 3 * n :]
+    c_next = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    h_next = sigmoid(o) * tanh(c_next)
+    return h_next, c_next
+
+
+class _Recurrent(Module):
+    """Shared frame of RNN and LSTM: layers of cells unrolled over time, PyTorch's tensor layout."""
+
+    gates = 1
+
+    def __init__(self, input_size, hidden_size, num_layers=1, batch_first=False):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.batch_first = num_layers, batch_first
+        bound = 1 / math.sqrt(hidden_size)
+        rows = self.gates * hidden_size
+        for layer in range(num_layers):
+            width = input_size if layer == 0 else hidden_size
+            setattr(self, f"weight_ih_l{layer}", _uniform((rows, width), bound))
+            setattr(self, f"weight_hh_l{layer}", _uniform((rows, hidden_size), bound))
+            setattr(self, f"bias_ih_l{layer}", _uniform((rows,), bound))
+            setattr(self, f"bias_hh_l{layer}", _uniform((rows,), bound))
+
+    def _weights(self, layer):
+        return tuple(
+            getattr(self, f"{k}_l{layer}") for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        )
+
+    def _layout(self, x):
+        """(T, B, I) view of the input, and whether it was unbatched (T, I)."""
+        unbatched = x.ndim == 2
+        if unbatched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {x.shape[-1]}"
+            )
+        return x, unbatched
+
+    def _output(self, outputs, unbatched):
+        out = stack(outputs, 0)
+        if unbatched:
+            return out.squeeze(1)
+        return out.transpose(0, 1) if self.batch_first else out
+
+    def extra_repr(self):
+        extra = f", num_layers={self.num_layers}" if self.num_layers != 1 else ""
+        return f"{self.input_size}, {self.hidden_size}{extra}" + (
+            ", batch_first=True" if self.batch_first else ""
+        )
+
+
+class RNN(_Recurrent):
+    """A tanh RNN over a sequence: returns (output of the last layer at every step, h_n)."""
+
+    def forward(self, x, h0=None):
+        """x: (T, B, I) (or (B, T, I) with batch_first, or (T, I)); h0: (num_layers, B, H)."""
+        x, unbatched = self._layout(x)
+        batch = x.shape[1]
+        if h0 is None:
+            h0 = creation.zeros(self.num_layers, batch, self.hidden_size, dtype=x.dtype)
+        elif unbatched:
+            h0 = h0.unsqueeze(1)
+        inputs, finals = list(x), []
+        for layer in range(self.num_layers):
+            h = h0[layer]
+            weights = self._weights(layer)
+            outputs = []
+            for step in inputs:
+                h = rnn_step(step, h, *weights)
+                outputs.append(h)
+            inputs = outputs
+            finals.append(h)
+        h_n = stack(finals, 0)
+        return self._output(inputs, unbatched), (h_n.squeeze(1) if unbatched else h_n)
+
+
+class LSTM(_Recurrent):
+    """An LSTM over a sequence: returns (output, (h_n, c_n)) with PyTorch's shapes."""
+
+    gates = 4
+
+    def forward(self, x, state=None):
+        """x: (T, B, I) (or (B, T, I) with batch_first, or (T, I)); state: (h0, c0), each (L, B, H)."""
+        x, unbatched = self._layout(x)
+        batch = x.shape[1]
+        if state is None:
+            zeros = creation.zeros(self.num_layers, batch, self.hidden_size, dtype=x.dtype)
+            state = (zeros, zeros)
+        elif unbatched:
+            state = (state[0].unsqueeze(1), state[1].unsqueeze(1))
+        inputs, final_h, final_c = list(x), [], []
+        for layer in range(self.num_layers):
+            h, c = state[0][layer], state[1][layer]
+            weights = self._weights(layer)
+            outputs = []
+            for step in inputs:
+                h, c = lstm_step(step, (h, c), *weights)
+                outputs.append(h)
+            inputs = outputs
+            final_h.append(h)
+            final_c.append(c)
+        h_n, c_n = stack(final_h, 0), stack(final_c, 0)
+        if unbatched:
+            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
+        return self._output(inputs, unbatched), (h_n, c_n)

@@ -1,0 +1,133 @@
+"""In-place operations: they change the tensor's memory, bump its version, and (when recording)
+make the tensor's grad_fn the new operation, as PyTorch does."""
+
+import numpy as np
+
+from ..grad_mode import _State
+from ..node import Node, edge_of
+from ..tensor import Tensor
+from . import arithmetic
+from .recording import as_tensor
+
+
+class ZeroBackward0(Node):
+    """self.zero_():  d self = 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g * 0,)
+
+
+class FillBackward2(ZeroBackward0):
+    """self.fill_(value):  d self = 0."""
+
+    __slots__ = ()
+
+
+def _check_inplace_allowed(self):
+    """PyTorch's errors for in-place changes to a leaf that requires grad (or a view of one)."""
+    if not _State.enabled or not self.requires_grad:
+        return  # e.g. a detached tensor: it shares the version counter, but is no view for autograd
+    if self.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    owner = self._version_owner
+    if owner is not None and owner.requires_grad:
+        if owner.grad_fn is None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        raise RuntimeError(
+            "mini_autograd does not support in-place operations on a view of a tensor that requires "
+            "grad; write the result to a new tensor instead (out-of-place)."
+        )
+
+
+def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1):
+    """self = self (op) alpha * other, written into self's memory; recorded like the out-of-place op."""
+    other = as_tensor(other, self)
+    _check_inplace_allowed(self)
+    try:
+        shape = np.broadcast_shapes(self.data.shape, other.data.shape)
+    except ValueError:
+        raise arithmetic.broadcast_error(self, other) from None
+    if shape != self.data.shape:  # checked first, so a failed op leaves self untouched
+        raise RuntimeError(
+            f"output with shape {list(self.data.shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    if _State.enabled and (self.requires_grad or other.requires_grad):
+        source = self
+        if recorded_op is arithmetic.mul and other.requires_grad:
+            # The node must keep self's value from before the change, so it gets a copy.
+            source = Tensor._make(
+                self.data.copy(), self.requires_grad, self.grad_fn, self._output_nr
+            )
+        out = recorded_op(source, other) if alpha == 1 else recorded_op(source, other, alpha)
+        self.grad_fn, self.requires_grad = out.grad_fn, True
+        result = out.data
+    else:
+        result = numpy_op(self.data, other.data if alpha == 1 else alpha * other.data)
+    np.copyto(self.data, result, casting="same_kind")
+    self._bump_version()
+    return self
+
+
+def add_(self, other, alpha=1):
+    """self += alpha * other, in place."""
+    return _binary_inplace(self, other, arithmetic.add, np.add, alpha)
+
+
+def sub_(self, other, alpha=1):
+    """self -= alpha * other, in place."""
+    return _binary_inplace(self, other, arithmetic.sub, np.subtract, alpha)
+
+
+def mul_(self, other):
+    """self *= other, in place."""
+    return _binary_inplace(self, other, arithmetic.mul, np.multiply)
+
+
+def div_(self, other):
+    """self /= other, in place (recorded only outside grad mode or on tensors without grad)."""
+    other = as_tensor(other, self)
+    if _State.enabled and (self.requires_grad or other.requires_grad):
+        raise RuntimeError(
+            "mini_autograd records div_ only under no_grad(); use `x = x / y` instead"
+        )
+    _check_inplace_allowed(self)
+    np.copyto(self.data, self.data / other.data, casting="same_kind")
+    self._bump_version()
+    return self
+
+
+def _fill(self, value, node_type):
+    _check_inplace_allowed(self)
+    self.data[...] = value
+    self._bump_version()
+    if _State.enabled and self.requires_grad:
+        self.grad_fn = node_type((edge_of(self),))
+    return self
+
+
+def zero_(self):
+    """Set every element to 0, in place."""
+    return _fill(self, 0, ZeroBackward0)
+
+
+def fill_(self, value):
+    """Set every element to `value`, in place."""
+    return _fill(self, value, FillBackward2)
+
+
+def copy_(self, src):
+    """Copy src's values into self (used under no_grad, e.g. to load weights)."""
+    src = as_tensor(src, self)
+    if _State.enabled and (self.requires_grad or src.requires_grad):
+        raise RuntimeError(
+            "mini_autograd supports copy_ only under no_grad(); wrap it in `with no_grad():`"
+        )
+    self.data[...] = src.data
+    self._bump_version()
+    return self

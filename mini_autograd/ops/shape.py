@@ -1,0 +1,515 @@
+"""Shape operations: views (reshape, transpose, indexing...) and joining (cat, stack).
+
+Views share memory and the version counter with the tensor they look into, as in PyTorch.
+"""
+
+import numpy as np
+
+from ..node import Node
+from ..saved import _TYPE_NAMES
+from ..tensor import Tensor
+from .recording import record, save, sum_to, wants_grad
+
+INT64_MAX = 2**63 - 1
+
+
+def normalize_dim(dim, ndim):
+    """dim as a non-negative index, or PyTorch's IndexError."""
+    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+        )
+    return dim % ndim if ndim else 0
+
+
+def _view_of(self, data, node_type=None, saved=None, info=None):
+    """A tensor that shares `self`'s memory and version counter, recorded with `node_type`."""
+    if node_type is None or not wants_grad(self):
+        out = Tensor._make(data)
+    else:
+        out = record(node_type, data, (self,), saved, info=info)
+    out._version_owner = self if self._version_owner is None else self._version_owner
+    return out
+
+
+class ViewBackward0(Node):
+    """out = self viewed with another shape:  d self = g reshaped back."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.reshape(self._saved["self_sym_sizes"]),)
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    """out = a copy viewed with another shape (reshape of a non-viewable tensor)."""
+
+    __slots__ = ()
+
+
+class TransposeBackward0(Node):
+    """out = self with dim0 and dim1 swapped:  d self = g swapped back."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.transpose(self._saved["dim0"], self._saved["dim1"]),)
+
+
+class TBackward0(Node):
+    """out = self.t():  d self = g.t()."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.t(),)
+
+
+class PermuteBackward0(Node):
+    """out = self with dims reordered:  d self = g with the inverse order."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.permute(*np.argsort(self._info).tolist()),)
+
+
+class UnsqueezeBackward0(Node):
+    """out = self with a new size-1 dim:  d self = g squeezed there."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.squeeze(self._info),)
+
+
+class SqueezeBackward0(Node):
+    """out = self without its size-1 dims:  d self = g reshaped back."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.reshape(self._saved["self_sym_sizes"]),)
+
+
+class SqueezeBackward1(SqueezeBackward0):
+    """out = self without size-1 dim `dim`:  d self = g reshaped back."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward4(SqueezeBackward0):
+    """The squeeze inside `vector @ matrix` (PyTorch's dims variant)."""
+
+    __slots__ = ()
+
+
+class ExpandBackward0(Node):
+    """out = self broadcast to a larger shape:  d self = g summed over the broadcast dims."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (sum_to(g, self._saved["self_sym_sizes"]),)
+
+
+class AliasBackward0(Node):
+    """out = self[...], the same tensor:  d self = g."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g,)
+
+
+def reshape(self, *shape):
+    """The same elements in a new shape: a view when possible, else a copy (as PyTorch does)."""
+    shape = _shape_arg(shape)
+    try:
+        return view(self, *shape)
+    except RuntimeError as error:
+        if "view size is not compatible" not in str(error):
+            raise
+    from .elementwise import clone
+
+    copy = clone(self)
+    data = copy.data.reshape(shape)
+    if not wants_grad(copy):
+        return Tensor._make(data)
+    return record(UnsafeViewBackward0, data, (copy,), {"self_sym_sizes": copy.data.shape})
+
+
+def view(self, *shape):
+    """The same memory seen with a new shape; fails where a copy would be needed."""
+    shape = _shape_arg(shape)
+    if min(shape, default=0) < -1:  # numpy would read any negative size as "infer it"
+        i = min(i for i, s in enumerate(shape) if s < -1)
+        raise RuntimeError(
+            f"invalid shape dimension {shape[i]} at index {i} of shape {list(shape)}"
+        )
+    try:
+        data = np.reshape(self.data, shape, copy=False)
+    except ValueError as error:
+        if "unknown dimension" in str(error):
+            raise RuntimeError("only one dimension can be inferred") from None
+        if "copy" not in str(error) and "cannot reshape" in str(error):
+            raise RuntimeError(
+                f"shape '{list(shape)}' is invalid for input of size {self.data.size}"
+            ) from None
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        ) from None
+    return _view_of(self, data, ViewBackward0, {"self_sym_sizes": self.data.shape})
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one."""
+    if self.data.ndim == 0:
+        return reshape(self, 1)
+    start, end = normalize_dim(start_dim, self.data.ndim), normalize_dim(end_dim, self.data.ndim)
+    if start == end:
+        return self  # nothing to merge: PyTorch returns the tensor itself
+    shape = self.data.shape
+    return reshape(self, *shape[:start], -1, *shape[end + 1 :])
+
+
+def transpose(self, dim0, dim1):
+    """Swap two dimensions (a view)."""
+    d0, d1 = normalize_dim(dim0, self.data.ndim), normalize_dim(dim1, self.data.ndim)
+    data = np.swapaxes(self.data, d0, d1)
+    return _view_of(self, data, TransposeBackward0, {"dim0": dim0, "dim1": dim1})
+
+
+def t(self):
+    """Transpose of a matrix of at most 2 dims (a view)."""
+    if self.data.ndim > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {self.data.ndim}D"
+        )
+    return _view_of(self, self.data.T, TBackward0, {})
+
+
+def permute(self, *dims):
+    """Reorder the dimensions (a view)."""
+    dims = _shape_arg(dims)
+    if len(dims) != self.data.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {self.data.ndim} "
+            f"is not equal to len(dims) = {len(dims)}"
+        )
+    order = tuple(normalize_dim(d, self.data.ndim) for d in dims)
+    if len(set(order)) != len(order):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _view_of(self, self.data.transpose(order), PermuteBackward0, {"dims": dims}, info=order)
+
+
+def T(self):
+    """All dimensions reversed (PyTorch records it as a permute)."""
+    return permute(self, *range(self.data.ndim - 1, -1, -1))
+
+
+def unsqueeze(self, dim):
+    """Insert a dimension of size 1 at `dim` (a view)."""
+    d = normalize_dim(dim, self.data.ndim + 1)
+    return _view_of(self, np.expand_dims(self.data, d), UnsqueezeBackward0, {"dim": dim}, info=d)
+
+
+def squeeze(self, dim=None):
+    """Remove dimensions of size 1 (all, or only `dim`)."""
+    sizes = {"self_sym_sizes": self.data.shape}
+    if dim is None:
+        return _view_of(self, np.squeeze(self.data), SqueezeBackward0, sizes)
+    d = normalize_dim(dim, self.data.ndim)
+    data = np.squeeze(self.data, d) if self.data.shape[d] == 1 else self.data.view()
+    return _view_of(self, data, SqueezeBackward1, dict(dim=dim, **sizes))
+
+
+def squeeze_dim_of_matmul(self, dim):
+    """The squeeze matmul does after `vector @ matrix` (recorded as SqueezeBackward4)."""
+    sizes = {"dim": dim, "self_sym_sizes": self.data.shape}
+    return _view_of(self, np.squeeze(self.data, dim), SqueezeBackward4, sizes)
+
+
+def expand(self, *sizes):
+    """Broadcast to a larger shape without copying (-1 keeps a size)."""
+    sizes = _shape_arg(sizes)
+    lead = len(sizes) - self.data.ndim
+    if lead < 0 or min(sizes[:lead], default=0) < 0:
+        raise _expand_error(self, sizes)
+    target = tuple(self.data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    try:
+        data = np.broadcast_to(self.data, target)
+    except ValueError:
+        raise _expand_error(self, sizes) from None
+    if data.shape == self.data.shape and not wants_grad(self):
+        return Tensor._make(self.data)
+    return _view_of(self, data, ExpandBackward0, {"self_sym_sizes": self.data.shape})
+
+
+def _expand_error(self, sizes):
+    """PyTorch's error for an impossible expand (it checks the dims from the last one)."""
+    shape, lead = self.data.shape, len(sizes) - self.data.ndim
+    if lead < 0:
+        described = f"torch.{_TYPE_NAMES.get(self.data.dtype.name, 'Tensor')}{{{list(shape)}}}"
+        return RuntimeError(
+            f"expand({described}, size={list(sizes)}): the number of sizes provided ({len(sizes)}) "
+            f"must be greater or equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    for i in reversed(range(len(sizes))):
+        if i < lead and sizes[i] < 0:
+            return RuntimeError(
+                f"The expanded size of the tensor ({sizes[i]}) isn't allowed in a leading, "
+                f"non-existing dimension {i}"
+            )
+        if i >= lead and sizes[i] not in (-1, shape[i - lead]) and shape[i - lead] != 1:
+            return RuntimeError(
+                f"The expanded size of the tensor ({sizes[i]}) must match the existing size "
+                f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(shape)}"
+            )
+    return RuntimeError(f"cannot expand {list(shape)} to {list(sizes)}")
+
+
+def _shape_arg(shape):
+    """Accept both f(2, 3) and f((2, 3))."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+# --- indexing ------------------------------------------------------------------------------
+class SelectBackward0(Node):
+    """out = self[..., index, ...] along dim:  d self = zeros with g placed at index."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (_scatter(g, self._saved["self_sym_sizes"], self._info, SelectBackwardBackward0),)
+
+
+class SliceBackward0(Node):
+    """out = self[start:end:step] along dim:  d self = zeros with g placed in the slice."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (_scatter(g, self._saved["self_sym_sizes"], self._info, SliceBackwardBackward0),)
+
+
+class IndexBackward0(Node):
+    """out = self[indices]:  d self = zeros with g added at the indices (repeats accumulate)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (_scatter(g, self._saved["self_sym_sizes"], self._info, IndexPutBackward0),)
+
+
+class _ScatterBackward(Node):
+    """out = zeros with self placed at `key`:  d self = g[key]."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (getitem(g, self._info),)
+
+
+class SelectBackwardBackward0(_ScatterBackward):
+    """The backward of a select, recorded for create_graph."""
+
+    __slots__ = ()
+
+
+class SliceBackwardBackward0(_ScatterBackward):
+    """The backward of a slice, recorded for create_graph."""
+
+    __slots__ = ()
+
+
+class IndexPutBackward0(_ScatterBackward):
+    """The backward of an index, recorded for create_graph."""
+
+    __slots__ = ()
+
+
+def _scatter(g, shape, key, node_type):
+    """zeros(shape) with g added at `key` (np.add.at, so repeated indices accumulate)."""
+    data = np.zeros(shape, dtype=g.data.dtype)
+    np.add.at(data, key, g.data)
+    if not wants_grad(g):
+        return Tensor._make(data)
+    return record(node_type, data, (g,), info=key)
+
+
+def getitem(self, key):
+    """Indexing as in PyTorch: ints select, slices slice, None adds a dim, a list/tensor gathers."""
+    if key is Ellipsis:
+        return _view_of(self, self.data, AliasBackward0)
+    if isinstance(key, (list, np.ndarray, Tensor)):
+        return _gather(self, key)
+    if not isinstance(key, tuple):
+        return _basic_index(self, (key,), keep_full_slices=True)
+    if any(isinstance(k, (list, np.ndarray, Tensor)) for k in key):
+        raise IndexError(
+            "mini_autograd supports a list or tensor index only on its own (x[idx]); "
+            "index in two steps, e.g. x[idx][:, 1:3]"
+        )
+    return _basic_index(self, key, keep_full_slices=False)
+
+
+def _basic_index(self, key, keep_full_slices):
+    """Apply ints, slices, None and ... one after another, as PyTorch records them."""
+    if sum(k is not Ellipsis and k is not None for k in key) > self.data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.data.ndim}")
+    out, dim = self, 0
+    for position, k in enumerate(key):
+        if k is Ellipsis:
+            rest = sum(x is not Ellipsis and x is not None for x in key[position + 1 :])
+            dim = out.data.ndim - rest
+        elif k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, slice):
+            out = _slice(out, dim, k, keep_full_slices)
+            dim += 1
+        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.data.ndim == 0):
+            out = _select(out, dim, int(k))
+        else:
+            raise IndexError(
+                f"unsupported index {k!r}: use ints, slices, None, ... or a list/tensor"
+            )
+    if out is self:  # only full slices: PyTorch still returns a new view, an alias
+        return _view_of(self, self.data, AliasBackward0)
+    return out
+
+
+def _select(self, dim, index):
+    size = self.data.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    key = (slice(None),) * dim + (index,)
+    saved = {"dim": dim, "index": index, "self_sym_sizes": self.data.shape}
+    return _view_of(self, self.data[key], SelectBackward0, saved, info=key)
+
+
+def _slice(self, dim, k, keep_full):
+    start, stop, step = k.start, k.stop, k.step
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    size = self.data.shape[dim]
+    if (
+        not keep_full
+        and (start in (None, 0))
+        and (stop is None or stop >= size)
+        and step in (None, 1)
+    ):
+        return self
+    key = (slice(None),) * dim + (k,)
+    saved = {
+        "dim": dim,
+        "end": INT64_MAX if stop is None else stop,
+        "self_sym_sizes": self.data.shape,
+        "start": 0 if start is None else start,
+        "step": 1 if step is None else step,
+    }
+    return _view_of(self, self.data[key], SliceBackward0, saved, info=key)
+
+
+def _gather(self, index):
+    """self[index] for a list, array or tensor of ints or bools (a copy, not a view)."""
+    index_tensor = index if isinstance(index, Tensor) else Tensor._make(np.asarray(index))
+    key = index_tensor.data
+    if key.dtype.kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    try:
+        data = self.data[key]
+    except IndexError as error:
+        raise IndexError(str(error).replace(" axis ", " dimension ")) from None
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"indices": (save(index_tensor),), "self_sym_sizes": self.data.shape}
+    return record(IndexBackward0, data, (self,), saved, info=key)
+
+
+# --- joining -------------------------------------------------------------------------------
+class CatBackward0(Node):
+    """out = cat(tensors, dim):  d tensors[i] = the slice of g that came from tensors[i]."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        dim, sizes = self._info
+        grads, start = [], 0
+        for i, size in enumerate(sizes):
+            needed = self.needs_input_grad(i)
+            grads.append(_slice(g, dim, slice(start, start + size), True) if needed else None)
+            start += size
+        return tuple(grads)
+
+
+class StackBackward0(Node):
+    """out = stack(tensors, dim):  d tensors[i] = g selected at i along dim."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        dim = self._info
+        return tuple(
+            _select(g, dim, i) if self.needs_input_grad(i) else None
+            for i in range(len(self.next_functions))
+        )
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dimension."""
+    tensors = _tensor_list(tensors, "cat")
+    d = normalize_dim(dim, tensors[0].data.ndim)
+    for i, t in enumerate(tensors[1:], 1):
+        if t.data.ndim != tensors[0].data.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {tensors[0].data.ndim} and {t.data.ndim}"
+            )
+        for axis, (a, b) in enumerate(zip(tensors[0].data.shape, t.data.shape)):
+            if axis != d and a != b:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {a} but "
+                    f"got size {b} for tensor number {i} in the list."
+                )
+    data = np.concatenate([t.data for t in tensors], axis=d)
+    if not wants_grad(*tensors):
+        return Tensor._make(data)
+    sizes = tuple(t.data.shape[d] for t in tensors)
+    return record(CatBackward0, data, tensors, {"dim": dim}, info=(d, sizes))
+
+
+def stack(tensors, dim=0):
+    """Join equally shaped tensors along a new dimension."""
+    tensors = _tensor_list(tensors, "stack")
+    d = normalize_dim(dim, tensors[0].data.ndim + 1)
+    for i, t in enumerate(tensors[1:], 1):
+        if t.data.shape != tensors[0].data.shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                f"entry 0 and {list(t.shape)} at entry {i}"
+            )
+    data = np.stack([t.data for t in tensors], axis=d)
+    if not wants_grad(*tensors):
+        return Tensor._make(data)
+    return record(StackBackward0, data, tensors, {"dim": dim}, info=d)
+
+
+def _tensor_list(tensors, name):
+    tensors = tuple(tensors)
+    if not tensors:
+        if name == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+    return tensors

@@ -1,0 +1,449 @@
+"""The Tensor: a numpy array plus what autograd needs (requires_grad, grad, grad_fn, a version)."""
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import dtypes
+from .node import AccumulateGrad, RemovableHandle
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations made with it.
+
+    `grad_fn` is the node that made this tensor (None for a leaf); `_version` counts in-place
+    changes so backward can tell when a saved tensor was modified. Views share the version of
+    the tensor they look into (`_version_owner`).
+    """
+
+    __slots__ = (
+        "data",
+        "requires_grad",
+        "grad_fn",
+        "_grad",
+        "_output_nr",
+        "_hooks",
+        "_accumulator",
+        "_version_owner",
+        "_own_version",
+        "__weakref__",
+    )
+
+    def __init__(self, data, requires_grad=False, dtype=None):
+        array = as_array(data, dtypes.to_numpy(dtype))
+        check_can_require_grad(
+            array,
+            requires_grad,
+            "Only Tensors of floating point and complex dtype can require gradients",
+        )
+        _init(self, array, bool(requires_grad), None)
+
+    @staticmethod
+    def _make(data, requires_grad=False, grad_fn=None, output_nr=0):
+        """Wrap an ndarray without copying or checking (the fast path every operation uses)."""
+        if not isinstance(data, np.ndarray):
+            data = np.asarray(data)  # numpy gives scalars, not 0-d arrays, from 0-d operations
+        t = object.__new__(Tensor)
+        _init(t, data, requires_grad, grad_fn)
+        t._output_nr = output_nr
+        return t
+
+    # --- what the tensor is ------------------------------------------------------------------
+    @property
+    def shape(self):
+        """The sizes of the dimensions, as a tuple."""
+        return self.data.shape
+
+    def size(self, dim=None):
+        """shape, or the size of one dimension."""
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    @property
+    def dtype(self):
+        """The element type (mini_autograd.float32 by default for floats)."""
+        return dtypes.from_numpy(self.data.dtype)
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self.data.ndim
+
+    def dim(self):
+        """Number of dimensions."""
+        return self.data.ndim
+
+    def numel(self):
+        """Number of elements."""
+        return self.data.size
+
+    def is_floating_point(self):
+        """True for float dtypes."""
+        return self.data.dtype.kind == "f"
+
+    @property
+    def device(self):
+        """Always 'cpu': mini_autograd runs on numpy."""
+        return "cpu"
+
+    @property
+    def is_leaf(self):
+        """True when no recorded operation made this tensor (it has no grad_fn)."""
+        return self.grad_fn is None
+
+    @property
+    def _version(self):
+        owner = self._version_owner
+        return (self if owner is None else owner)._own_version
+
+    def _bump_version(self):
+        owner = self._version_owner
+        (self if owner is None else owner)._own_version += 1
+
+    # --- gradients -------------------------------------------------------------------------
+    @property
+    def grad(self):
+        """The accumulated gradient (leaves, or non-leaves that called retain_grad())."""
+        if self.grad_fn is not None and not self._retains_grad():
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size"
+                )
+        self._grad = value
+
+    def requires_grad_(self, requires_grad=True):
+        """Mark this leaf as wanting a gradient (in place); returns self."""
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        check_can_require_grad(
+            self.data, requires_grad, "only Tensors of floating point dtype can require gradients"
+        )
+        self.requires_grad = bool(requires_grad) or self.grad_fn is not None
+        return self
+
+    def detach(self):
+        """The same data, cut from the graph (shares memory and the version counter)."""
+        t = Tensor._make(self.data)
+        t._version_owner = self if self._version_owner is None else self._version_owner
+        return t
+
+    def detach_(self):
+        """Cut this tensor from the graph in place; returns self."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def retain_grad(self):
+        """Ask backward to fill .grad of this non-leaf tensor too."""
+        if self.grad_fn is None:
+            if not self.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if not self._retains_grad():
+            self._add_hook(RetainGradHook(self))
+
+    def _retains_grad(self):
+        return any(type(h) is RetainGradHook for h in self._hook_list(create=False))
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; it may return a new gradient."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return self._add_hook(hook)
+
+    def _hook_list(self, create=True):
+        """Hooks of a leaf live on the tensor; those of a non-leaf on its grad_fn, by output."""
+        if self.grad_fn is None:
+            if self._hooks is None and create:
+                self._hooks = []
+            return self._hooks if self._hooks is not None else []
+        node = self.grad_fn
+        if node._tensor_hooks is None:
+            if not create:
+                return []
+            node._tensor_hooks = {}
+        if create:
+            return node._tensor_hooks.setdefault(self._output_nr, [])
+        return node._tensor_hooks.get(self._output_nr, [])
+
+    def _add_hook(self, hook):
+        hooks = self._hook_list()
+        # retain_grad's hook always runs last, after the user's hooks, as in PyTorch.
+        position = len(hooks) - (1 if hooks and type(hooks[-1]) is RetainGradHook else 0)
+        hooks.insert(position, hook)
+        return RemovableHandle(hooks, hook)
+
+    def _grad_accumulator(self):
+        """The AccumulateGrad node of this leaf; one per leaf while the graph holds it."""
+        node = None if self._accumulator is None else self._accumulator()
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator = weakref.ref(node)
+        return node
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute d(self)/d(leaf) for every leaf of the graph and accumulate it into leaf.grad."""
+        from .engine import backward
+
+        backward(
+            [self], None if gradient is None else [gradient], retain_graph, create_graph, inputs
+        )
+
+    # --- conversions -----------------------------------------------------------------------
+    def numpy(self):
+        """The underlying numpy array (shares memory)."""
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        return self.data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+            )
+        return self.data.item()
+
+    def tolist(self):
+        """The values as nested Python lists."""
+        return self.data.tolist()
+
+    def to(self, *args, **kwargs):
+        """Change dtype (devices other than 'cpu' are not available in mini_autograd)."""
+        target = kwargs.get("dtype")
+        for arg in (*args, kwargs.get("device")):
+            if isinstance(arg, dtypes.dtype):
+                target = arg
+            elif arg is not None and str(arg) != "cpu":
+                raise RuntimeError(
+                    f"mini_autograd runs on the CPU only; cannot move a tensor to {arg!r}"
+                )
+        if target is None or target.numpy == self.data.dtype:
+            return self
+        from .ops.elementwise import cast
+
+        return cast(self, target.numpy)
+
+    def cpu(self):
+        """self (mini_autograd tensors always live on the CPU)."""
+        return self
+
+    def float(self):
+        """Cast to float32."""
+        return self.to(dtypes.float32)
+
+    def double(self):
+        """Cast to float64."""
+        return self.to(dtypes.float64)
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        return self.data.__index__()
+
+    def __format__(self, spec):
+        return format(self.item(), spec) if self.data.ndim == 0 else repr(self)
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __repr__(self):
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    __hash__ = object.__hash__
+
+
+def _init(t, data, requires_grad, grad_fn):
+    t.data = data
+    t.requires_grad = requires_grad
+    t.grad_fn = grad_fn
+    t._grad = None
+    t._output_nr = 0
+    t._hooks = None
+    t._accumulator = None
+    t._version_owner = None
+    t._own_version = 0
+
+
+class RetainGradHook:
+    """The hook retain_grad() installs: stores each gradient that reaches the tensor in .grad."""
+
+    def __init__(self, tensor):
+        self.tensor_ref = weakref.ref(tensor)
+
+    def __call__(self, grad):
+        tensor = self.tensor_ref()
+        if tensor is not None:
+            if tensor._grad is None:
+                tensor._grad = grad.detach().clone() if grad.grad_fn is None else grad
+            else:
+                tensor._grad = tensor._grad + grad
+
+
+def check_can_require_grad(array, requires_grad, message):
+    """Raise PyTorch's error when an integer or bool tensor is asked to require grad."""
+    if requires_grad and array.dtype.kind != "f":
+        raise RuntimeError(message)
+
+
+def as_array(data, np_dtype=None):
+    """A numpy array from lists, scalars, numpy arrays or torch tensors, with torch's dtype rules."""
+    if isinstance(data, Tensor):
+        data = data.data
+    elif type(data).__module__.startswith("torch"):
+        data = data.detach().cpu().numpy()
+    if isinstance(data, np.ndarray):
+        array = data
+    else:
+        try:
+            array = np.array(data)
+        except ValueError as error:
+            raise ValueError(
+                f"could not make a tensor from {type(data).__name__}: {error}"
+            ) from None
+        if array.dtype == np.float64 and np_dtype is None and not isinstance(data, np.generic):
+            array = array.astype(dtypes.DEFAULT_FLOAT)  # Python floats become float32, as in torch
+    if array.dtype.kind not in "fib":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if np_dtype is not None and array.dtype != np_dtype:
+        array = array.astype(np_dtype)
+    return array if array.flags.writeable else array.copy()
+
+
+def tensor(data, requires_grad=False, dtype=None):
+    """A new leaf tensor holding a copy of `data` (lists, scalars, numpy arrays, torch tensors)."""
+    t = Tensor(data, requires_grad, dtype)
+    if t.data is data or (isinstance(data, Tensor) and t.data is data.data):
+        t.data = t.data.copy()
+    return t
+
+
+def _install_operations():
+    """Give Tensor its operators and methods; each lives in the ops module that explains it."""
+    from .ops import arithmetic as ar
+    from .ops import compare, inplace, linalg, shape, softmax
+    from .ops import elementwise as el
+    from .ops import reductions as red
+
+    methods = {
+        "__add__": ar.add,
+        "__radd__": ar.add,
+        "add": ar.add,
+        "__sub__": ar.sub,
+        "__rsub__": ar.rsub,
+        "sub": ar.sub,
+        "__mul__": ar.mul,
+        "__rmul__": ar.mul,
+        "mul": ar.mul,
+        "__truediv__": ar.div,
+        "__rtruediv__": ar.rdiv,
+        "div": ar.div,
+        "__pow__": ar.pow,
+        "__rpow__": ar.rpow,
+        "pow": ar.pow,
+        "__neg__": ar.neg,
+        "neg": ar.neg,
+        "reciprocal": ar.reciprocal,
+        "__matmul__": linalg.matmul,
+        "matmul": linalg.matmul,
+        "mm": linalg.mm,
+        "mv": linalg.mv,
+        "dot": linalg.dot,
+        "bmm": linalg.bmm,
+        "exp": el.exp,
+        "log": el.log,
+        "tanh": el.tanh,
+        "sigmoid": el.sigmoid,
+        "relu": el.relu,
+        "sqrt": el.sqrt,
+        "abs": el.abs,
+        "__abs__": el.abs,
+        "clone": el.clone,
+        "sum": red.sum,
+        "mean": red.mean,
+        "max": red.max,
+        "reshape": shape.reshape,
+        "view": shape.view,
+        "flatten": shape.flatten,
+        "transpose": shape.transpose,
+        "t": shape.t,
+        "permute": shape.permute,
+        "unsqueeze": shape.unsqueeze,
+        "squeeze": shape.squeeze,
+        "expand": shape.expand,
+        "__getitem__": shape.getitem,
+        "softmax": softmax.softmax,
+        "log_softmax": softmax.log_softmax,
+        "add_": inplace.add_,
+        "sub_": inplace.sub_,
+        "mul_": inplace.mul_,
+        "div_": inplace.div_,
+        "__iadd__": inplace.add_,
+        "__isub__": inplace.sub_,
+        "__imul__": inplace.mul_,
+        "zero_": inplace.zero_,
+        "fill_": inplace.fill_,
+        "copy_": inplace.copy_,
+        "__eq__": compare.eq,
+        "__ne__": compare.ne,
+        "__lt__": compare.lt,
+        "__le__": compare.le,
+        "__gt__": compare.gt,
+        "__ge__": compare.ge,
+    }
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    Tensor.T = property(shape.T, doc="All dimensions reversed (a view).")
+    Tensor.mT = property(
+        lambda self: shape.transpose(self, -2, -1), doc="The last two dims swapped."
+    )
+
+
+_install_operations()

@@ -1,0 +1,181 @@
+"""The op catalogue the parity, gradcheck and property tests share: one line per op.
+
+Each entry is `Op(id, fn, shapes, domain)`: `fn(lib, *inputs)` runs the op with `lib` = torch or
+mini_autograd (the same code on both), `shapes` are the float64 input shapes and `domain` is
+"pos" where the op needs positive inputs (log, sqrt, powers with a tensor exponent).
+"""
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Op(NamedTuple):
+    id: str
+    fn: Callable
+    shapes: tuple
+    domain: str = "any"
+
+
+def _inplace(method, *args, **kwargs):
+    """An in-place op on a non-leaf copy of the first input (leaves that require grad refuse it)."""
+
+    def fn(lib, x, *others):
+        y = x.clone()
+        getattr(y, method)(*[o for o in others], *args, **kwargs)
+        return y
+
+    return fn
+
+
+def _iadd(lib, x, other):
+    y = x * 1.0
+    y += other
+    return y
+
+
+def _isub(lib, x, other):
+    y = x * 1.0
+    y -= other
+    return y
+
+
+def _iadd_number(lib, x):
+    y = x.clone()
+    y += 2.0
+    return y
+
+
+S = (3, 4)
+OPS = [
+    # --- arithmetic, with broadcasting and Python numbers on both sides --------------------
+    Op("add", lambda lib, a, b: a + b, (S, S)),
+    Op("add_broadcast", lambda lib, a, b: a + b, ((2, 1, 4), (3, 1))),
+    Op("add_number", lambda lib, a: a + 2, (S,)),
+    Op("radd_number", lambda lib, a: 2.5 + a, (S,)),
+    Op("add_alpha", lambda lib, a, b: lib.add(a, b, alpha=2), (S, (4,))),
+    Op("sub", lambda lib, a, b: a - b, (S, (4,))),
+    Op("sub_number", lambda lib, a: a - 2, (S,)),
+    Op("rsub_number", lambda lib, a: 2 - a, (S,)),
+    Op("mul", lambda lib, a, b: a * b, (S, S)),
+    Op("mul_broadcast", lambda lib, a, b: a * b, ((3, 1), (1, 4))),
+    Op("mul_number", lambda lib, a: a * 3, (S,)),
+    Op("rmul_number", lambda lib, a: 0.5 * a, (S,)),
+    Op("mul_0d", lambda lib, a, b: a * b, (S, ())),
+    Op("div_0d", lambda lib, a, b: a / b, ((), S), "pos"),
+    Op("mul_self", lambda lib, a: a * a, (S,)),
+    Op("div", lambda lib, a, b: a / b, (S, (4,)), "pos"),
+    Op("div_number", lambda lib, a: a / 2, (S,)),
+    Op("rdiv_number", lambda lib, a: 2 / a, (S,), "pos"),
+    Op("pow_2", lambda lib, a: a**2, (S,)),
+    Op("pow_3", lambda lib, a: a**3, (S,)),
+    Op("pow_half", lambda lib, a: a**0.5, (S,), "pos"),
+    Op("pow_minus1", lambda lib, a: a**-1, (S,), "pos"),
+    Op("pow_tensor", lambda lib, a, b: a**b, (S, S), "pos"),
+    Op("pow_tensor_broadcast", lambda lib, a, b: a**b, (S, (4,)), "pos"),
+    Op("rpow_number", lambda lib, a: 2**a, (S,)),
+    Op("neg", lambda lib, a: -a, (S,)),
+    # --- matrix products --------------------------------------------------------------------
+    Op("dot", lambda lib, a, b: a @ b, ((3,), (3,))),
+    Op("mv", lambda lib, a, b: a @ b, ((2, 3), (3,))),
+    Op("mm", lambda lib, a, b: a @ b, ((2, 3), (3, 4))),
+    Op("mm_fn", lambda lib, a, b: lib.mm(a, b.t()), ((2, 3), (4, 3))),
+    Op("vec_mat", lambda lib, a, b: a @ b, ((3,), (3, 4))),
+    Op("3d_2d", lambda lib, a, b: a @ b, ((2, 2, 3), (3, 4))),
+    Op("3d_3d", lambda lib, a, b: a @ b, ((2, 2, 3), (2, 3, 4))),
+    # --- elementwise ------------------------------------------------------------------------
+    Op("exp", lambda lib, a: a.exp(), (S,)),
+    Op("exp_fn", lambda lib, a: lib.exp(a), (S,)),
+    Op("log", lambda lib, a: lib.log(a), (S,), "pos"),
+    Op("tanh", lambda lib, a: lib.tanh(a), (S,)),
+    Op("sigmoid", lambda lib, a: lib.sigmoid(a), (S,)),
+    Op("relu", lambda lib, a: lib.relu(a), (S,)),
+    Op("sqrt", lambda lib, a: lib.sqrt(a), (S,), "pos"),
+    Op("abs", lambda lib, a: lib.abs(a), (S,)),
+    Op("clone", lambda lib, a: a.clone(), (S,)),
+    # --- reductions -------------------------------------------------------------------------
+    Op("sum", lambda lib, a: a.sum(), (S,)),
+    Op("sum_dim", lambda lib, a: a.sum(1), (S,)),
+    Op("sum_neg_keepdim", lambda lib, a: a.sum(-1, keepdim=True), (S,)),
+    Op("sum_tuple", lambda lib, a: a.sum((0, 2)), ((2, 3, 4),)),
+    Op("sum_tuple_neg_keepdim", lambda lib, a: a.sum(dim=(0, -1), keepdim=True), ((2, 3, 4),)),
+    Op("sum_fn", lambda lib, a: lib.sum(a, 0), (S,)),
+    Op("mean", lambda lib, a: a.mean(), (S,)),
+    Op("mean_dim", lambda lib, a: a.mean(0), (S,)),
+    Op("mean_neg_keepdim", lambda lib, a: a.mean(-1, keepdim=True), (S,)),
+    Op("mean_tuple", lambda lib, a: a.mean((1, 2)), ((2, 3, 4),)),
+    Op("max", lambda lib, a: a.max(), (S,)),
+    Op("max_dim", lambda lib, a: a.max(1).values, (S,)),
+    Op("max_dim_neg_keepdim", lambda lib, a: a.max(-1, keepdim=True)[0], (S,)),
+    Op("max_fn", lambda lib, a: lib.max(a, 0)[0], (S,)),
+    # --- views and shapes -------------------------------------------------------------------
+    Op("reshape", lambda lib, a: a.reshape(4, 3), (S,)),
+    Op("reshape_minus1", lambda lib, a: a.reshape(-1), (S,)),
+    Op("reshape_tuple", lambda lib, a: lib.reshape(a, (2, 6)), (S,)),
+    Op("view", lambda lib, a: a.view(2, 2, 3), (S,)),
+    Op("reshape_noncontiguous", lambda lib, a: a.t().reshape(12), (S,)),
+    Op("transpose", lambda lib, a: a.transpose(0, 1), (S,)),
+    Op("transpose_neg", lambda lib, a: a.transpose(-1, -3), ((2, 3, 4),)),
+    Op("T", lambda lib, a: a.T, (S,)),
+    Op("T_3d", lambda lib, a: a.T, ((2, 3, 4),)),
+    Op("t", lambda lib, a: a.t(), (S,)),
+    Op("permute", lambda lib, a: a.permute(2, 0, 1), ((2, 3, 4),)),
+    Op("permute_neg", lambda lib, a: lib.permute(a, (-1, 0, 1)), ((2, 3, 4),)),
+    Op("unsqueeze", lambda lib, a: a.unsqueeze(0), (S,)),
+    Op("unsqueeze_neg", lambda lib, a: lib.unsqueeze(a, -1), (S,)),
+    Op("squeeze", lambda lib, a: a.squeeze(), ((3, 1, 4, 1),)),
+    Op("squeeze_dim", lambda lib, a: a.squeeze(1), ((3, 1, 4),)),
+    Op("squeeze_neg_dim", lambda lib, a: a.squeeze(-1), ((3, 4, 1),)),
+    Op("squeeze_dim_not_1", lambda lib, a: a.squeeze(0), ((3, 1, 4),)),
+    Op("flatten", lambda lib, a: a.flatten(), ((2, 3, 4),)),
+    Op("flatten_start", lambda lib, a: lib.flatten(a, 1), ((2, 3, 4),)),
+    Op("flatten_noncontiguous", lambda lib, a: a.transpose(0, 1).flatten(), ((2, 3, 4),)),
+    Op("expand", lambda lib, a: a.expand(3, 4), ((1, 4),)),
+    Op("expand_new_dims", lambda lib, a: a.expand(2, -1, 4), ((3, 1),)),
+    # --- indexing ---------------------------------------------------------------------------
+    Op("index_int", lambda lib, a: a[1], (S,)),
+    Op("index_neg_int", lambda lib, a: a[-1], (S,)),
+    Op("index_slice", lambda lib, a: a[1:3], (S,)),
+    Op("index_slice_step", lambda lib, a: a[::2], (S,)),
+    Op("index_full_slice", lambda lib, a: a[:], (S,)),
+    Op("index_col", lambda lib, a: a[:, 1], (S,)),
+    Op("index_row_slice", lambda lib, a: a[1, 1:3], (S,)),
+    Op("index_slice_slice", lambda lib, a: a[0:2, 1:], (S,)),
+    Op("index_neg_slice", lambda lib, a: a[-3:-1], (S,)),
+    Op("index_slice_past_end", lambda lib, a: a[:, 1:100], (S,)),
+    Op("index_none", lambda lib, a: a[None], (S,)),
+    Op("index_ellipsis", lambda lib, a: a[...], (S,)),
+    Op("index_ellipsis_int", lambda lib, a: a[..., 2], ((2, 3, 4),)),
+    Op("index_list", lambda lib, a: a[[0, 2, 0]], (S,)),
+    Op("index_bool_mask", lambda lib, a: a[a > 0], (S,)),
+    Op("index_tensor", lambda lib, a: a[lib.tensor([2, 0])], (S,)),
+    # --- joining ----------------------------------------------------------------------------
+    Op("cat", lambda lib, a, b: lib.cat([a, b]), (S, (2, 4))),
+    Op("cat_dim1", lambda lib, a, b: lib.cat((a, b), dim=1), (S, (3, 2))),
+    Op("cat_neg", lambda lib, a, b: lib.cat([a, b, a], -1), (S, (3, 2))),
+    Op("stack", lambda lib, a, b: lib.stack([a, b]), (S, S)),
+    Op("stack_dim1", lambda lib, a, b: lib.stack((a, b), dim=1), (S, S)),
+    Op("stack_neg", lambda lib, a, b: lib.stack([a, b], -1), (S, S)),
+    # --- softmax ----------------------------------------------------------------------------
+    Op("softmax", lambda lib, a: a.softmax(-1), (S,)),
+    Op("softmax_fn", lambda lib, a: lib.softmax(a, 0), (S,)),
+    Op("log_softmax", lambda lib, a: a.log_softmax(1), (S,)),
+    Op("log_softmax_fn", lambda lib, a: lib.log_softmax(a, -1), ((2, 3, 4),)),
+    # --- in place ---------------------------------------------------------------------------
+    Op("add_", _inplace("add_"), (S, S)),
+    Op("add_alpha_", _inplace("add_", alpha=-0.5), (S, (4,))),
+    Op("sub_", _inplace("sub_"), (S, S)),
+    Op("mul_", _inplace("mul_"), (S, S)),
+    Op("mul_number_", _inplace("mul_", 3.0), (S,)),
+    Op("zero_", _inplace("zero_"), (S,)),
+    Op("fill_", _inplace("fill_", 2.0), (S,)),
+    Op("iadd", _iadd, (S, S)),
+    Op("isub", _isub, (S, (4,))),
+    Op("iadd_number", _iadd_number, (S,)),
+    # --- a few compositions ------------------------------------------------------------------
+    Op("transposed_matmul", lambda lib, a, b: a.T @ b, ((3, 2), (3, 4))),
+    Op("linear_tanh", lambda lib, x, w, b: lib.tanh(x @ w.t() + b), ((2, 3), (4, 3), (4,))),
+    Op("mse", lambda lib, a, b: ((a - b) ** 2).mean(), (S, S)),
+    Op("logsumexp_like", lambda lib, a: lib.log(lib.exp(a).sum(-1)), (S,)),
+    Op("view_then_mul", lambda lib, a, b: a.view(12) * b.reshape(-1), (S, S)),
+]
+OPS_BY_ID = {op.id: op for op in OPS}

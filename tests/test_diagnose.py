@@ -1,0 +1,113 @@
+"""Diagnosis mode: the freed-graph error names the node, the earlier backward and the carried tensor."""
+
+import inspect
+import re
+
+import pytest
+
+import mini_autograd as ma
+from mini_autograd.saved import FREED_MESSAGE
+
+
+def line_of(fn, marker):
+    """The line number of the line of `fn` that contains `marker` (so tests survive edits)."""
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if marker in line)
+
+
+def second_backward_error(run):
+    with pytest.raises(RuntimeError) as info:
+        run()
+    return str(info.value)
+
+
+def two_losses():
+    x = ma.randn(1, 4, requires_grad=True)
+    z = x**2 * 4  # create
+    loss1, loss2 = z.mean(), z.sum()
+    loss1.backward()  # first
+    loss2.backward()  # second
+
+
+def test_off_by_default_gives_pytorchs_exact_message():
+    assert not ma.diagnose.State.enabled
+    assert second_backward_error(two_losses) == FREED_MESSAGE
+
+
+def test_two_losses_names_node_and_earlier_call():
+    with ma.diagnosis_mode():
+        text = second_backward_error(two_losses)
+    assert text.startswith(FREED_MESSAGE + "\n\nDiagnosis")
+    assert (
+        f"MulBackward0, created at test_diagnose.py, line {line_of(two_losses, '# create')} (in two_losses)"
+        in text
+    )
+    first, failing = re.findall(r"backward call #(\d+) at test_diagnose\.py, line (\d+)", text)
+    assert int(first[1]) == line_of(two_losses, "# first")
+    assert int(failing[1]) == line_of(two_losses, "# second")
+    assert int(failing[0]) == int(first[0]) + 1
+    assert "(loss1 + loss2).backward()" in text
+
+
+def regression_with_input_requiring_grad():
+    x = ma.randn(100, 1, requires_grad=True)
+    y = 1 + 2 * x + 0.3 * ma.randn(100, 1)  # target
+    x_train, y_train = x[:70], y[:70]  # split
+    model = ma.nn.Linear(1, 1)
+    for _ in range(2):
+        loss = ma.nn.functional.mse_loss(model(x_train), y_train)
+        loss.backward()
+
+
+def test_input_requiring_grad_names_the_target():
+    with ma.diagnosis_mode():
+        text = second_backward_error(regression_with_input_requiring_grad)
+    scenario = regression_with_input_requiring_grad
+    assert (
+        f"MulBackward0, created at test_diagnose.py, line {line_of(scenario, '# target')}" in text
+    )
+    assert (
+        f"made by SliceBackward0 at test_diagnose.py, line {line_of(scenario, '# split')}" in text
+    )
+    assert "It is `y_train`." in text
+    assert "x_train" not in text  # x_train's graph holds nothing freed: it is not the culprit
+    assert "requires_grad=False" in text
+
+
+class CarriedLSTM(ma.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = ma.nn.LSTM(1, 4)
+        self.hidden = (ma.zeros(1, 1, 4, requires_grad=True), ma.zeros(1, 1, 4, requires_grad=True))
+
+    def forward(self, seq):
+        out, self.hidden = self.lstm(seq, self.hidden)  # carried
+        return out
+
+
+def lstm_with_carried_hidden_state():
+    model = CarriedLSTM()
+    seq = ma.randn(5, 1, 1)
+    for _ in range(2):
+        model(seq).sum().backward()
+
+
+def test_carried_lstm_hidden_state_is_named():
+    with ma.diagnosis_mode():
+        text = second_backward_error(lstm_with_carried_hidden_state)
+    line = line_of(CarriedLSTM.forward, "# carried")
+    assert f"created at test_diagnose.py, line {line} (in forward)" in text
+    assert (
+        f"(1, 1, 4) tensor made by StackBackward0 at test_diagnose.py, line {line} (in forward)"
+        in text
+    )
+    assert "`model.hidden[0] (its value from the previous iteration)`" in text
+    assert "h = h.detach()" in text
+
+
+def test_reading_a_freed_saved_tensor_is_explained():
+    with ma.diagnosis_mode():
+        y = ma.randn(3, requires_grad=True).exp()
+        y.sum().backward()
+        text = second_backward_error(lambda: y.grad_fn._saved_result)
+    assert "ExpBackward0" in text and "read again" in text
