@@ -125,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report stale files, write nothing")
+    parser.add_argument("sources", nargs="*", type=Path, help="only these sources (default: all)")
     args = parser.parse_args(argv)
     if args.check:
         stale = stale_files()
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             print("run `make exercises` to regenerate")
         return 1 if stale else 0
-    for source in sources():
+    for source in [p.resolve() for p in args.sources] or sources():
         print(f"building {source.relative_to(ROOT)}", flush=True)
         write(source)
     return 0

@@ -3,7 +3,7 @@
 Usage: ``python -m course.execute [NOTEBOOK ...]`` (default: every ``notebooks/*.ipynb``).
 
 Normalising means: fixed notebook metadata (no kernel version), cell metadata reduced to
-``tags``, cell ids ``cell-00``, ``cell-01``, ... and execution counts 1, 2, 3, ... in
+``tags`` and ``slideshow`` (the slide type, for the slide decks), cell ids ``cell-00``, ``cell-01``, ... and execution counts 1, 2, 3, ... in
 cell order, so that re-running an unchanged notebook leaves the file byte for byte equal
 whenever its outputs are.
 """
@@ -37,8 +37,8 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     count = 0
     for index, cell in enumerate(nb.cells):
         cell.id = f"cell-{index:02d}"
-        tags = cell.metadata.get("tags")
-        cell.metadata = nbformat.from_dict({"tags": list(tags)} if tags else {})
+        kept = {key: cell.metadata[key] for key in ("slideshow", "tags") if cell.metadata.get(key)}
+        cell.metadata = nbformat.from_dict(kept)
         if cell.cell_type != "code":
             continue
         executed = bool(cell.outputs) or cell.execution_count is not None

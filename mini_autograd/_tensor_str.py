@@ -86,7 +86,7 @@ def _format_array(array, fmt, indent, summarize):
 
 def tensor_repr(t):
     """The string PyTorch prints for the same tensor (mini_autograd dtypes in place of torch's)."""
-    array = t.data
+    array = t._data
     prefix = "tensor("
     suffixes = []
     if array.size == 0:

@@ -76,14 +76,14 @@ def arange(start, end=None, step=1, requires_grad=False, dtype=None):
 
 def zeros_like(t, requires_grad=False, dtype=None):
     """Zeros with t's shape and dtype."""
-    return _leaf(np.zeros_like(t.data), requires_grad, dtype)
+    return _leaf(np.zeros_like(t._data), requires_grad, dtype)
 
 
 def ones_like(t, requires_grad=False, dtype=None):
     """Ones with t's shape and dtype."""
-    return _leaf(np.ones_like(t.data), requires_grad, dtype)
+    return _leaf(np.ones_like(t._data), requires_grad, dtype)
 
 
 def randn_like(t, requires_grad=False, dtype=None):
     """Normal samples with t's shape and dtype."""
-    return _leaf(_rng.standard_normal(t.data.shape).astype(t.data.dtype), requires_grad, dtype)
+    return _leaf(_rng.standard_normal(t._data.shape).astype(t._data.dtype), requires_grad, dtype)

@@ -85,7 +85,7 @@ def grad(
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
-                g = Tensor._make(t.data * 0)
+                g = Tensor._make(t._data * 0)
         result.append(g)
     return tuple(result)
 
@@ -269,9 +269,9 @@ def _initial_grads(outputs, grad_outputs):
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
         if g is None:
-            if out.data.size != 1:
+            if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Tensor._make(np.ones_like(out.data))
+            g = Tensor._make(np.ones_like(out._data))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(g, dtype=out.dtype)

@@ -131,7 +131,7 @@ def _ma_array(saved):
 
     value = saved._value
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     return value if isinstance(value, np.ndarray) else None
 
 

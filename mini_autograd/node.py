@@ -164,7 +164,7 @@ class AccumulateGrad(Node):
         elif grad.grad_fn is not None or variable._grad.grad_fn is not None:
             variable._grad = variable._grad + grad
         else:
-            variable._grad.data += grad.data
+            variable._grad._data += grad._data
         return ()
 
 

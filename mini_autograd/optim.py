@@ -25,7 +25,7 @@ class Optimizer:
 
     def _update(self, p, delta):
         """p -= delta, in place: the parameter's version goes up, as with torch's optimizers."""
-        p.data -= delta
+        p._data -= delta
         p._bump_version()
 
 
@@ -51,9 +51,9 @@ class SGD(Optimizer):
         for p in self.params:
             if p.grad is None:
                 continue
-            g = p.grad.data
+            g = p.grad._data
             if d["weight_decay"]:
-                g = g + d["weight_decay"] * p.data
+                g = g + d["weight_decay"] * p._data
             if d["momentum"]:
                 buf = self.state.get(p)
                 if buf is None:
@@ -79,11 +79,11 @@ class Adam(Optimizer):
         for p in self.params:
             if p.grad is None:
                 continue
-            g = p.grad.data
+            g = p.grad._data
             if d["weight_decay"]:
-                g = g + d["weight_decay"] * p.data
+                g = g + d["weight_decay"] * p._data
             state = self.state.setdefault(
-                p, {"step": 0, "m": np.zeros_like(p.data), "v": np.zeros_like(p.data)}
+                p, {"step": 0, "m": np.zeros_like(p._data), "v": np.zeros_like(p._data)}
             )
             state["step"] += 1
             m, v, t = state["m"], state["v"], state["step"]
@@ -93,4 +93,4 @@ class Adam(Optimizer):
             v += (1 - beta2) * g * g
             step_size = d["lr"] / (1 - beta1**t)
             denominator = np.sqrt(v) / np.sqrt(1 - beta2**t) + d["eps"]
-            self._update(p, (step_size * m / denominator).astype(p.data.dtype, copy=False))
+            self._update(p, (step_size * m / denominator).astype(p._data.dtype, copy=False))

@@ -35,7 +35,7 @@ class saved_tensors_hooks:
 
 def version_error(tensor, saved_version, producer_name):
     """PyTorch's error for a saved tensor that was modified in place after it was saved."""
-    described = f"[torch.{_TYPE_NAMES.get(tensor.data.dtype.name, 'Tensor')} {list(tensor.shape)}]"
+    described = f"[torch.{_TYPE_NAMES.get(tensor._data.dtype.name, 'Tensor')} {list(tensor.shape)}]"
     if producer_name is not None:
         op = producer_name[: producer_name.rfind("Backward")] or producer_name
         described += f", which is output 0 of {op},"
@@ -59,7 +59,7 @@ class SavedTensor:
     def __init__(self, tensor, is_output=False):
         self._version = tensor._version
         self._is_output = is_output
-        self.nbytes = tensor.data.nbytes
+        self.nbytes = tensor._data.nbytes
         self.freed_by = None
         if _hook_stack:
             pack, self._unpack = _hook_stack[-1]
@@ -69,7 +69,7 @@ class SavedTensor:
             return
         self._unpack = None
         if is_output:
-            self._value = tensor.data
+            self._value = tensor._data
             self._owner_ref = weakref.ref(tensor)
         else:
             self._value = tensor

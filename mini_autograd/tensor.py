@@ -20,13 +20,13 @@ NON_LEAF_GRAD_WARNING = (
 class Tensor:
     """An n-dimensional array that can record the operations made with it.
 
-    `grad_fn` is the node that made this tensor (None for a leaf); `_version` counts in-place
-    changes so backward can tell when a saved tensor was modified. Views share the version of
-    the tensor they look into (`_version_owner`).
+    `_data` is the numpy array holding the values; `grad_fn` is the node that made this tensor
+    (None for a leaf); `_version` counts in-place changes so backward can tell when a saved
+    tensor was modified. Views share the version of the tensor they look into (`_version_owner`).
     """
 
     __slots__ = (
-        "data",
+        "_data",
         "requires_grad",
         "grad_fn",
         "_grad",
@@ -59,35 +59,47 @@ class Tensor:
 
     # --- what the tensor is ------------------------------------------------------------------
     @property
+    def data(self):
+        """The same memory as a tensor outside the graph, with its own version counter (PyTorch's .data).
+
+        Unlike detach(), changes made through it are invisible to autograd's version checks.
+        """
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = as_array(value)
+
+    @property
     def shape(self):
         """The sizes of the dimensions, as a tuple."""
-        return self.data.shape
+        return self._data.shape
 
     def size(self, dim=None):
         """shape, or the size of one dimension."""
-        return self.data.shape if dim is None else self.data.shape[dim]
+        return self._data.shape if dim is None else self._data.shape[dim]
 
     @property
     def dtype(self):
         """The element type (mini_autograd.float32 by default for floats)."""
-        return dtypes.from_numpy(self.data.dtype)
+        return dtypes.from_numpy(self._data.dtype)
 
     @property
     def ndim(self):
         """Number of dimensions."""
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self):
         """Number of dimensions."""
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self):
         """Number of elements."""
-        return self.data.size
+        return self._data.size
 
     def is_floating_point(self):
         """True for float dtypes."""
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     @property
     def device(self):
@@ -140,14 +152,14 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         check_can_require_grad(
-            self.data, requires_grad, "only Tensors of floating point dtype can require gradients"
+            self._data, requires_grad, "only Tensors of floating point dtype can require gradients"
         )
         self.requires_grad = bool(requires_grad) or self.grad_fn is not None
         return self
 
     def detach(self):
         """The same data, cut from the graph (shares memory and the version counter)."""
-        t = Tensor._make(self.data)
+        t = Tensor._make(self._data)
         t._version_owner = self if self._version_owner is None else self._version_owner
         return t
 
@@ -220,19 +232,19 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
-        return self.data
+        return self._data
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
         """The values as nested Python lists."""
-        return self.data.tolist()
+        return self._data.tolist()
 
     def to(self, *args, **kwargs):
         """Change dtype (devices other than 'cpu' are not available in mini_autograd)."""
@@ -244,7 +256,7 @@ class Tensor:
                 raise RuntimeError(
                     f"mini_autograd runs on the CPU only; cannot move a tensor to {arg!r}"
                 )
-        if target is None or target.numpy == self.data.dtype:
+        if target is None or target.numpy == self._data.dtype:
             return self
         from .ops.elementwise import cast
 
@@ -263,14 +275,14 @@ class Tensor:
         return self.to(dtypes.float64)
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.data)
+        return bool(self._data)
 
     def __float__(self):
         return float(self.item())
@@ -279,15 +291,15 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        return self.data.__index__()
+        return self._data.__index__()
 
     def __format__(self, spec):
-        return format(self.item(), spec) if self.data.ndim == 0 else repr(self)
+        return format(self.item(), spec) if self._data.ndim == 0 else repr(self)
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
@@ -301,7 +313,7 @@ class Tensor:
 
 
 def _init(t, data, requires_grad, grad_fn):
-    t.data = data
+    t._data = data
     t.requires_grad = requires_grad
     t.grad_fn = grad_fn
     t._grad = None
@@ -336,7 +348,7 @@ def check_can_require_grad(array, requires_grad, message):
 def as_array(data, np_dtype=None):
     """A numpy array from lists, scalars, numpy arrays or torch tensors, with torch's dtype rules."""
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     elif type(data).__module__.startswith("torch"):
         data = data.detach().cpu().numpy()
     if isinstance(data, np.ndarray):
@@ -360,8 +372,8 @@ def as_array(data, np_dtype=None):
 def tensor(data, requires_grad=False, dtype=None):
     """A new leaf tensor holding a copy of `data` (lists, scalars, numpy arrays, torch tensors)."""
     t = Tensor(data, requires_grad, dtype)
-    if t.data is data or (isinstance(data, Tensor) and t.data is data.data):
-        t.data = t.data.copy()
+    if t._data is data or (isinstance(data, Tensor) and t._data is data._data):
+        t._data = t._data.copy()
     return t
 
 

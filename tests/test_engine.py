@@ -688,7 +688,7 @@ def test_backward_releases_saved_arrays():
         z = h.tanh()  # TanhBackward0 saves z; MulBackward0 below saves z and c
         c = ma.tensor(_tracked((50, 50), 1))
         loss = (z * c).sum()
-        refs = [weakref.ref(h.data), weakref.ref(z.data), weakref.ref(c.data)]
+        refs = [weakref.ref(h._data), weakref.ref(z._data), weakref.ref(c._data)]
         del h, z, c
         assert all(r() is not None for r in refs)
         loss.backward(retain_graph=retain)
@@ -716,7 +716,7 @@ def test_no_reference_cycles():
         (gx * gx).sum().backward()  # a double backward through the same graph
         refs = [weakref.ref(t) for t in (x, w, h, e, twice, y, gx)]
         refs += [weakref.ref(n) for n in (h.grad_fn, e.grad_fn, y.grad_fn, gx.grad_fn)]
-        refs += [weakref.ref(x.data), weakref.ref(h.data)]
+        refs += [weakref.ref(x._data), weakref.ref(h._data)]
         del x, w, h, e, twice, y, gx
         alive = [i for i, r in enumerate(refs) if r() is not None]
         assert alive == [], f"kept alive by a reference cycle: {alive}"
@@ -782,3 +782,20 @@ def test_backward_frees_memory_tracemalloc():
     finally:
         tracemalloc.stop()
     assert before - after > 15_000_000, (before, after)
+
+
+def test_data_versus_detach_matches_torch():
+    """.data shares memory but not the version counter: autograd misses the change; detach() does not."""
+    for lib in (torch, ma):
+        x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        y = x.tanh()
+        y.data.mul_(0)  # invisible to autograd: backward silently uses the zeroed result
+        assert y._version == 0
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0, 1.0])
+        z = x.tanh()
+        z.detach().mul_(0)  # seen by autograd: backward refuses to use the changed result
+        assert z._version == 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+        assert type(x.data) is type(x) and not x.data.requires_grad

@@ -79,7 +79,7 @@ class Function(metaclass=FunctionMeta):
         outputs = (outputs,) if single else outputs
         if recording:
             outputs = tuple(_attach(ctx, out, i, args) for i, out in enumerate(outputs))
-            ctx._info = tuple((o.data.shape, o.data.dtype) for o in outputs)
+            ctx._info = tuple((o._data.shape, o._data.dtype) for o in outputs)
             ctx._saved = {"saved_tensors": tuple(_save(t, outputs) for t in ctx._to_save)}
         elif ctx._to_save:
             ctx._saved = {"saved_tensors": tuple(SavedTensor(t) for t in ctx._to_save)}
@@ -91,8 +91,8 @@ def _attach(ctx, out, output_nr, args):
     if not isinstance(out, Tensor):
         return out
     if any(out is a for a in args):
-        out = Tensor._make(out.data)
-    if id(out) not in ctx._non_differentiable and out.data.dtype.kind == "f":
+        out = Tensor._make(out._data)
+    if id(out) not in ctx._non_differentiable and out._data.dtype.kind == "f":
         out.grad_fn, out.requires_grad, out._output_nr = ctx, True, output_nr
     return out
 

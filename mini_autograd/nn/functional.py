@@ -35,7 +35,7 @@ class MseLossBackward0(Node):
 
     def apply(self, g):
         diff = self.saved("self") - self.saved("target")
-        scale = 2.0 / diff.data.size if self._saved["reduction"] == 1 else 2.0
+        scale = 2.0 / diff._data.size if self._saved["reduction"] == 1 else 2.0
         grad = g * diff * scale
         return (
             grad if self.needs_input_grad(0) else None,
@@ -51,7 +51,7 @@ def mse_loss(input, target, reduction="mean"):
             "differ; mini_autograd does not broadcast losses (PyTorch warns and broadcasts)"
         )
     code = _reduction(reduction)
-    squared = (input.data - target.data) ** 2
+    squared = (input._data - target._data) ** 2
     data = squared if code == 0 else np.asarray(squared.mean() if code == 1 else squared.sum())
     if not wants_grad(input, target):
         return Tensor._make(data)
@@ -65,13 +65,13 @@ class NllLossBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        log_probs, target = self.saved("self"), self.saved("target").data
-        picked = np.zeros(log_probs.shape, dtype=log_probs.data.dtype)
+        log_probs, target = self.saved("self"), self.saved("target")._data
+        picked = np.zeros(log_probs.shape, dtype=log_probs._data.dtype)
         rows = np.arange(target.shape[0])
         keep = target != self._saved["ignore_index"]
         picked[rows[keep], target[keep]] = -1.0
         if self._saved["reduction"] == 1:
-            picked /= self.saved("total_weight").data
+            picked /= self.saved("total_weight")._data
         if self._saved["reduction"] == 0:
             g = g.unsqueeze(1)
         return (g * Tensor._make(picked),)
@@ -85,20 +85,20 @@ def nll_loss(input, target, reduction="mean", ignore_index=-100):
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
             f"({target.shape[0] if target.ndim else 0}); input must be (N, C) and target (N,)"
         )
-    labels = target.data
+    labels = target._data
     if labels.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
     keep = labels != ignore_index
     if np.any((labels[keep] < 0) | (labels[keep] >= input.shape[1])):
         raise IndexError(f"Target {labels[keep].max()} is out of bounds.")
-    picked = np.where(keep, -input.data[np.arange(labels.shape[0]), np.where(keep, labels, 0)], 0)
-    total_weight = np.asarray(keep.sum(), dtype=input.data.dtype)
+    picked = np.where(keep, -input._data[np.arange(labels.shape[0]), np.where(keep, labels, 0)], 0)
+    total_weight = np.asarray(keep.sum(), dtype=input._data.dtype)
     if code == 0:
-        data = picked.astype(input.data.dtype)
+        data = picked.astype(input._data.dtype)
     elif code == 1:
-        data = np.asarray(picked.sum() / total_weight, dtype=input.data.dtype)
+        data = np.asarray(picked.sum() / total_weight, dtype=input._data.dtype)
     else:
-        data = np.asarray(picked.sum(), dtype=input.data.dtype)
+        data = np.asarray(picked.sum(), dtype=input._data.dtype)
     if not wants_grad(input):
         return Tensor._make(data)
     saved = {

@@ -74,7 +74,7 @@ class Module:
                         f"size mismatch for {name}: copying a param with shape {tuple(array.shape)}, "
                         f"the shape in current model is {tuple(own[name].shape)}."
                     )
-                own[name].copy_(Tensor._make(np.asarray(array, dtype=own[name].data.dtype)))
+                own[name].copy_(Tensor._make(np.asarray(array, dtype=own[name]._data.dtype)))
         return missing, unexpected
 
     def zero_grad(self, set_to_none=True):

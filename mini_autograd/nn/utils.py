@@ -12,10 +12,10 @@ def clip_grad_norm_(parameters, max_norm):
         for p in ([parameters] if isinstance(parameters, Tensor) else parameters)
         if p.grad is not None
     ]
-    total = float(np.sqrt(sum(float((g.data.astype(np.float64) ** 2).sum()) for g in grads)))
+    total = float(np.sqrt(sum(float((g._data.astype(np.float64) ** 2).sum()) for g in grads)))
     scale = max_norm / (total + 1e-6)
     if scale < 1:
         for g in grads:
-            g.data *= scale
+            g._data *= scale
             g._bump_version()
     return Tensor._make(np.asarray(total, dtype=np.float32))

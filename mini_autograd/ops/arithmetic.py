@@ -131,8 +131,11 @@ class PowBackward2(Node):
 
 def broadcast_error(a, b):
     """PyTorch's error for two shapes that do not broadcast (it names the last bad dimension)."""
-    ndim = max(a.data.ndim, b.data.ndim)
-    sa, sb = (1,) * (ndim - a.data.ndim) + a.data.shape, (1,) * (ndim - b.data.ndim) + b.data.shape
+    ndim = max(a._data.ndim, b._data.ndim)
+    sa, sb = (
+        (1,) * (ndim - a._data.ndim) + a._data.shape,
+        (1,) * (ndim - b._data.ndim) + b._data.shape,
+    )
     i = max(i for i in range(ndim) if sa[i] != sb[i] and 1 not in (sa[i], sb[i]))
     return RuntimeError(
         f"The size of tensor a ({sa[i]}) must match the size of tensor b ({sb[i]}) at "
@@ -144,7 +147,7 @@ def add(self, other, alpha=1):
     """self + alpha * other, broadcasting."""
     other = as_tensor(other, self)
     try:
-        data = self.data + other.data if alpha == 1 else self.data + alpha * other.data
+        data = self._data + other._data if alpha == 1 else self._data + alpha * other._data
     except ValueError:
         raise broadcast_error(self, other) from None
     if not wants_grad(self, other):
@@ -156,7 +159,7 @@ def sub(self, other, alpha=1):
     """self - alpha * other, broadcasting."""
     other = as_tensor(other, self)
     try:
-        data = self.data - other.data if alpha == 1 else self.data - alpha * other.data
+        data = self._data - other._data if alpha == 1 else self._data - alpha * other._data
     except ValueError:
         raise broadcast_error(self, other) from None
     if not wants_grad(self, other):
@@ -168,7 +171,7 @@ def rsub(self, other):
     """other - self, for `number - tensor`."""
     if isinstance(other, Tensor):
         return sub(other, self)
-    data = other - self.data
+    data = other - self._data
     if not wants_grad(self):
         return Tensor._make(data)
     return record(RsubBackward1, data, (self,), {"alpha": 1})
@@ -178,7 +181,7 @@ def mul(self, other):
     """self * other, broadcasting; saves each input only if the other one needs a gradient."""
     other = as_tensor(other, self)
     try:
-        data = self.data * other.data
+        data = self._data * other._data
     except ValueError:
         raise broadcast_error(self, other) from None
     if not wants_grad(self, other):
@@ -194,7 +197,7 @@ def div(self, other):
     """self / other, broadcasting."""
     other = as_tensor(other, self)
     try:
-        data = self.data / other.data
+        data = self._data / other._data
     except ValueError:
         raise broadcast_error(self, other) from None
     if not wants_grad(self, other):
@@ -212,7 +215,7 @@ def rdiv(self, other):
 
 def reciprocal(self):
     """1 / self."""
-    data = 1 / self.data
+    data = 1 / self._data
     if not wants_grad(self):
         return Tensor._make(data)
     return record(ReciprocalBackward0, data, (self,), {}, save_result_as="result")
@@ -221,8 +224,8 @@ def reciprocal(self):
 def neg(self):
     """-self."""
     if not wants_grad(self):
-        return Tensor._make(-self.data)
-    return record(NegBackward0, -self.data, (self,))
+        return Tensor._make(-self._data)
+    return record(NegBackward0, -self._data, (self,))
 
 
 def pow(self, exponent):
@@ -230,12 +233,12 @@ def pow(self, exponent):
     if not isinstance(exponent, Tensor):
         if not isinstance(exponent, (int, float)):
             raise TypeError(f"unsupported exponent type {type(exponent).__name__}")
-        data = self.data**exponent
+        data = self._data**exponent
         if not wants_grad(self):
             return Tensor._make(data)
         return record(PowBackward0, data, (self,), {"exponent": exponent, "self": save(self)})
     try:
-        data = self.data**exponent.data
+        data = self._data**exponent._data
     except ValueError:
         raise broadcast_error(self, exponent) from None
     if not wants_grad(self, exponent):
@@ -248,7 +251,7 @@ def rpow(self, base):
     """base ** self, for a number `base`."""
     if isinstance(base, Tensor):
         return pow(base, self)
-    data = np.asarray(base, dtype=self.data.dtype) ** self.data
+    data = np.asarray(base, dtype=self._data.dtype) ** self._data
     if not wants_grad(self):
         return Tensor._make(data)
     return record(PowBackward2, data, (self,), {"exponent": save(self), "self": base}, "result")

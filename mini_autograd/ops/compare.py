@@ -7,8 +7,8 @@ from ..tensor import Tensor
 
 def _compare(op):
     def compare(self, other):
-        other_data = other.data if isinstance(other, Tensor) else other
-        return Tensor._make(np.asarray(op(self.data, other_data)))
+        other_data = other._data if isinstance(other, Tensor) else other
+        return Tensor._make(np.asarray(op(self._data, other_data)))
 
     compare.__doc__ = f"Elementwise {op.__name__} (a bool tensor, outside the graph)."
     return compare

@@ -122,22 +122,22 @@ def _unary(node_type, self, data, keep):
 
 def exp(self):
     """e ** self."""
-    return _unary(ExpBackward0, self, np.exp(self.data), "result")
+    return _unary(ExpBackward0, self, np.exp(self._data), "result")
 
 
 def log(self):
     """Natural logarithm."""
-    return _unary(LogBackward0, self, np.log(self.data), "self")
+    return _unary(LogBackward0, self, np.log(self._data), "self")
 
 
 def tanh(self):
     """Hyperbolic tangent."""
-    return _unary(TanhBackward0, self, np.tanh(self.data), "result")
+    return _unary(TanhBackward0, self, np.tanh(self._data), "result")
 
 
 def sigmoid(self):
     """1 / (1 + e ** -self)."""
-    return _unary(SigmoidBackward0, self, _sigmoid(self.data), "result")
+    return _unary(SigmoidBackward0, self, _sigmoid(self._data), "result")
 
 
 def _sigmoid(x):
@@ -148,12 +148,12 @@ def _sigmoid(x):
 
 def relu(self):
     """max(self, 0)."""
-    return _unary(ReluBackward0, self, np.maximum(self.data, 0), "result")
+    return _unary(ReluBackward0, self, np.maximum(self._data, 0), "result")
 
 
 def threshold_backward(g, result):
     """relu's backward, g where result > 0; recorded so that create_graph can differentiate it."""
-    data = np.where(result.data > 0, g.data, 0).astype(g.data.dtype, copy=False)
+    data = np.where(result._data > 0, g._data, 0).astype(g._data.dtype, copy=False)
     if not wants_grad(g, result):
         return Tensor._make(data)
     saved = {"self": save(result), "threshold": 0}
@@ -162,7 +162,7 @@ def threshold_backward(g, result):
 
 def sgn(self):
     """The sign of each element (-1, 0 or 1); abs's backward uses it."""
-    data = np.sign(self.data)
+    data = np.sign(self._data)
     if not wants_grad(self):
         return Tensor._make(data)
     return record(SgnBackward0, data, (self,), {"self": save(self)}, save_result_as="result")
@@ -170,17 +170,17 @@ def sgn(self):
 
 def sqrt(self):
     """Square root."""
-    return _unary(SqrtBackward0, self, np.sqrt(self.data), "result")
+    return _unary(SqrtBackward0, self, np.sqrt(self._data), "result")
 
 
 def abs(self):
     """Absolute value."""
-    return _unary(AbsBackward0, self, np.abs(self.data), "self")
+    return _unary(AbsBackward0, self, np.abs(self._data), "self")
 
 
 def clone(self):
     """A copy with its own memory, still connected to the graph."""
-    data = self.data.copy()
+    data = self._data.copy()
     if not wants_grad(self):
         return Tensor._make(data)
     return record(CloneBackward0, data, (self,))
@@ -188,7 +188,7 @@ def clone(self):
 
 def cast(self, np_dtype):
     """self converted to another dtype (recorded as ToCopyBackward0)."""
-    data = self.data.astype(np_dtype)
+    data = self._data.astype(np_dtype)
     if not wants_grad(self):
         return Tensor._make(data)
-    return record(ToCopyBackward0, data, (self,), info=self.data.dtype)
+    return record(ToCopyBackward0, data, (self,), info=self._data.dtype)

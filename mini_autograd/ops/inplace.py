@@ -50,26 +50,26 @@ def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1):
     other = as_tensor(other, self)
     _check_inplace_allowed(self)
     try:
-        shape = np.broadcast_shapes(self.data.shape, other.data.shape)
+        shape = np.broadcast_shapes(self._data.shape, other._data.shape)
     except ValueError:
         raise arithmetic.broadcast_error(self, other) from None
-    if shape != self.data.shape:  # checked first, so a failed op leaves self untouched
+    if shape != self._data.shape:  # checked first, so a failed op leaves self untouched
         raise RuntimeError(
-            f"output with shape {list(self.data.shape)} doesn't match the broadcast shape {list(shape)}"
+            f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(shape)}"
         )
     if _State.enabled and (self.requires_grad or other.requires_grad):
         source = self
         if recorded_op is arithmetic.mul and other.requires_grad:
             # The node must keep self's value from before the change, so it gets a copy.
             source = Tensor._make(
-                self.data.copy(), self.requires_grad, self.grad_fn, self._output_nr
+                self._data.copy(), self.requires_grad, self.grad_fn, self._output_nr
             )
         out = recorded_op(source, other) if alpha == 1 else recorded_op(source, other, alpha)
         self.grad_fn, self.requires_grad = out.grad_fn, True
-        result = out.data
+        result = out._data
     else:
-        result = numpy_op(self.data, other.data if alpha == 1 else alpha * other.data)
-    np.copyto(self.data, result, casting="same_kind")
+        result = numpy_op(self._data, other._data if alpha == 1 else alpha * other._data)
+    np.copyto(self._data, result, casting="same_kind")
     self._bump_version()
     return self
 
@@ -97,14 +97,14 @@ def div_(self, other):
             "mini_autograd records div_ only under no_grad(); use `x = x / y` instead"
         )
     _check_inplace_allowed(self)
-    np.copyto(self.data, self.data / other.data, casting="same_kind")
+    np.copyto(self._data, self._data / other._data, casting="same_kind")
     self._bump_version()
     return self
 
 
 def _fill(self, value, node_type):
     _check_inplace_allowed(self)
-    self.data[...] = value
+    self._data[...] = value
     self._bump_version()
     if _State.enabled and self.requires_grad:
         self.grad_fn = node_type((edge_of(self),))
@@ -128,6 +128,6 @@ def copy_(self, src):
         raise RuntimeError(
             "mini_autograd supports copy_ only under no_grad(); wrap it in `with no_grad():`"
         )
-    self.data[...] = src.data
+    self._data[...] = src._data
     self._bump_version()
     return self

@@ -67,8 +67,8 @@ _SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "in
 
 def _check_dtypes(a, b, op="mm"):
     """PyTorch's dtype-mismatch error (each product words it its own way)."""
-    if a.data.dtype != b.data.dtype:
-        x, y = a.data.dtype.name, b.data.dtype.name
+    if a._data.dtype != b._data.dtype:
+        x, y = a._data.dtype.name, b._data.dtype.name
         if op == "dot":
             raise RuntimeError(
                 "dot : expected both vectors to have same dtype, but found "
@@ -85,22 +85,24 @@ def _check_dtypes(a, b, op="mm"):
 
 def mm(self, mat2):
     """Matrix product of two 2-D tensors."""
-    if self.data.ndim != 2 or mat2.data.ndim != 2:
-        raise RuntimeError(f"self must be a matrix (got {self.data.ndim}-D and {mat2.data.ndim}-D)")
-    if self.data.shape[1] != mat2.data.shape[0]:
-        (n, k), (k2, m) = self.data.shape, mat2.data.shape
+    if self._data.ndim != 2 or mat2._data.ndim != 2:
+        raise RuntimeError(
+            f"self must be a matrix (got {self._data.ndim}-D and {mat2._data.ndim}-D)"
+        )
+    if self._data.shape[1] != mat2._data.shape[0]:
+        (n, k), (k2, m) = self._data.shape, mat2._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     _check_dtypes(self, mat2)
-    data = self.data @ mat2.data
+    data = self._data @ mat2._data
     if not wants_grad(self, mat2):
         return Tensor._make(data)
     saved = {
         "mat2": save(mat2) if self.requires_grad else None,
-        "mat2_sym_sizes": mat2.data.shape,
-        "mat2_sym_strides": _strides(mat2.data) if mat2.requires_grad else (),
+        "mat2_sym_sizes": mat2._data.shape,
+        "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
         "self": save(self) if mat2.requires_grad else None,
-        "self_sym_sizes": self.data.shape,
-        "self_sym_strides": _strides(self.data) if self.requires_grad else (),
+        "self_sym_sizes": self._data.shape,
+        "self_sym_strides": _strides(self._data) if self.requires_grad else (),
     }
     return record(MmBackward0, data, (self, mat2), saved)
 
@@ -108,16 +110,16 @@ def mm(self, mat2):
 def bmm(self, mat2):
     """Batched matrix product of two 3-D tensors."""
     for name, t in (("batch1", self), ("batch2", mat2)):
-        if t.data.ndim != 3:
+        if t._data.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
-    expected = [self.data.shape[0], self.data.shape[2]]
-    if list(mat2.data.shape[:2]) != expected:
+    expected = [self._data.shape[0], self._data.shape[2]]
+    if list(mat2._data.shape[:2]) != expected:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: {expected} but got: "
-            f"{list(mat2.data.shape[:2])}."
+            f"{list(mat2._data.shape[:2])}."
         )
     _check_dtypes(self, mat2, "bmm")
-    data = self.data @ mat2.data
+    data = self._data @ mat2._data
     if not wants_grad(self, mat2):
         return Tensor._make(data)
     saved = {
@@ -130,12 +132,12 @@ def bmm(self, mat2):
 def mv(self, vec):
     """Matrix times vector."""
     _check_dtypes(self, vec)
-    if self.data.shape[1] != vec.data.shape[0]:
+    if self._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(
-            f"size mismatch, got input ({self.data.shape[0]}), mat ({self.data.shape[0]}x"
-            f"{self.data.shape[1]}), vec ({vec.data.shape[0]})"
+            f"size mismatch, got input ({self._data.shape[0]}), mat ({self._data.shape[0]}x"
+            f"{self._data.shape[1]}), vec ({vec._data.shape[0]})"
         )
-    data = self.data @ vec.data
+    data = self._data @ vec._data
     if not wants_grad(self, vec):
         return Tensor._make(data)
     saved = {
@@ -148,13 +150,13 @@ def mv(self, vec):
 def dot(self, other):
     """Inner product of two vectors."""
     _check_dtypes(self, other, "dot")
-    if self.data.shape != other.data.shape:
+    if self._data.shape != other._data.shape:
         raise RuntimeError(
-            f"inconsistent tensor size, expected tensor [{self.data.size}] and src "
-            f"[{other.data.size}] to have the same number of elements, but got {self.data.size} "
-            f"and {other.data.size} elements respectively"
+            f"inconsistent tensor size, expected tensor [{self._data.size}] and src "
+            f"[{other._data.size}] to have the same number of elements, but got {self._data.size} "
+            f"and {other._data.size} elements respectively"
         )
-    data = np.asarray(self.data @ other.data)
+    data = np.asarray(self._data @ other._data)
     if not wants_grad(self, other):
         return Tensor._make(data)
     saved = {
@@ -168,7 +170,7 @@ def matmul(self, other):
     """self @ other, dispatched like torch.matmul (dot, mv, mm, or folded/batched mm)."""
     if not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(other).__name__}")
-    a, b = self.data.ndim, other.data.ndim
+    a, b = self._data.ndim, other._data.ndim
     if a == 0 or b == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D"
@@ -183,14 +185,14 @@ def matmul(self, other):
         return mm(self, other)
     if b == 2:
         # (..., n, k) @ (k, m): fold the leading dims into one mm, then unfold.
-        folded = mm(self.reshape(-1, self.data.shape[-1]), other)
-        return _unsafe_view(folded, self.data.shape[:-1] + (other.data.shape[1],))
-    if a == 3 and b == 3 and self.data.shape[0] == other.data.shape[0]:
-        batch = self.data.shape[0]
-        lhs = self.expand(*self.data.shape).reshape(batch, *self.data.shape[1:])
-        rhs = other.expand(*other.data.shape).reshape(batch, *other.data.shape[1:])
+        folded = mm(self.reshape(-1, self._data.shape[-1]), other)
+        return _unsafe_view(folded, self._data.shape[:-1] + (other._data.shape[1],))
+    if a == 3 and b == 3 and self._data.shape[0] == other._data.shape[0]:
+        batch = self._data.shape[0]
+        lhs = self.expand(*self._data.shape).reshape(batch, *self._data.shape[1:])
+        rhs = other.expand(*other._data.shape).reshape(batch, *other._data.shape[1:])
         out = bmm(lhs, rhs)
-        return _unsafe_view(out, out.data.shape)
+        return _unsafe_view(out, out._data.shape)
     raise RuntimeError(
         f"mini_autograd's matmul supports 1-D/2-D operands, (..., n, k) @ (k, m) and equal-batch "
         f"3-D @ 3-D; got {tuple(self.shape)} @ {tuple(other.shape)}"
@@ -200,10 +202,10 @@ def matmul(self, other):
 def _unsafe_view(t, shape):
     from .shape import UnsafeViewBackward0
 
-    data = t.data.reshape(shape)
+    data = t._data.reshape(shape)
     if not wants_grad(t):
         return Tensor._make(data)
-    return record(UnsafeViewBackward0, data, (t,), {"self_sym_sizes": t.data.shape})
+    return record(UnsafeViewBackward0, data, (t,), {"self_sym_sizes": t._data.shape})
 
 
 class AddmmBackward0(Node):
@@ -223,21 +225,21 @@ class AddmmBackward0(Node):
 
 def addmm(self, mat1, mat2):
     """self + mat1 @ mat2 (the bias add of a linear layer, fused as in PyTorch)."""
-    if mat1.data.shape[1] != mat2.data.shape[0]:
-        (n, k), (k2, m) = mat1.data.shape, mat2.data.shape
+    if mat1._data.shape[1] != mat2._data.shape[0]:
+        (n, k), (k2, m) = mat1._data.shape, mat2._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
-    data = mat1.data @ mat2.data
-    data += self.data
+    data = mat1._data @ mat2._data
+    data += self._data
     if not wants_grad(self, mat1, mat2):
         return Tensor._make(data)
     saved = {
         "alpha": 1,
         "beta": 1,
         "mat1": save(mat1) if mat2.requires_grad else None,
-        "mat1_sym_sizes": mat1.data.shape,
-        "mat1_sym_strides": _strides(mat1.data) if mat1.requires_grad else (),
+        "mat1_sym_sizes": mat1._data.shape,
+        "mat1_sym_strides": _strides(mat1._data) if mat1.requires_grad else (),
         "mat2": save(mat2) if mat1.requires_grad else None,
-        "mat2_sym_sizes": mat2.data.shape,
-        "mat2_sym_strides": _strides(mat2.data) if mat2.requires_grad else (),
+        "mat2_sym_sizes": mat2._data.shape,
+        "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
     }
-    return record(AddmmBackward0, data, (self, mat1, mat2), saved, info=self.data.shape)
+    return record(AddmmBackward0, data, (self, mat1, mat2), saved, info=self._data.shape)

@@ -23,7 +23,7 @@ def as_tensor(x, like):
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (int, float, bool, np.number)):
-        kind = like.data.dtype
+        kind = like._data.dtype
         if kind.kind != "f":
             kind = np.dtype(np.float32) if isinstance(x, float) else kind
         return Tensor._make(np.asarray(x, dtype=kind))
@@ -47,7 +47,7 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
     `broadcasts` it is the input shapes, so backward can undo broadcasting.
     """
     if broadcasts:
-        info = tuple([t.data.shape for t in inputs])
+        info = tuple([t._data.shape for t in inputs])
     node = node_type(tuple([edge_of(t) for t in inputs]), saved, info)
     if node._origin is not None:
         node._origin.shape = data.shape

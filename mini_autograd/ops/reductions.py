@@ -65,7 +65,7 @@ class MeanBackward1(Node):
 
     def apply(self, g):
         s = self._saved
-        count = s["self_sym_numel"] // (g.data.size or 1)
+        count = s["self_sym_numel"] // (g._data.size or 1)
         return (_expand_back(g, self._info, s["keepdim"], s["self_sym_sizes"]) / count,)
 
 
@@ -75,7 +75,7 @@ class MaxBackward1(Node):
     __slots__ = ()
 
     def apply(self, g):
-        winners = (self.saved("self").data == self.saved("result").data).astype(g.data.dtype)
+        winners = (self.saved("self")._data == self.saved("result")._data).astype(g._data.dtype)
         return (g * Tensor._make(winners / winners.sum()),)
 
 
@@ -86,7 +86,7 @@ class MaxBackward0(Node):
 
     def apply(self, g):
         s = self._saved
-        dim, indices = self._info, self.saved("indices").data
+        dim, indices = self._info, self.saved("indices")._data
         if not s["keepdim"]:
             g = g.unsqueeze(dim)
             indices = np.expand_dims(indices, dim)
@@ -94,33 +94,33 @@ class MaxBackward0(Node):
         positions = np.arange(shape[dim]).reshape(
             [-1 if d == dim else 1 for d in range(len(shape))]
         )
-        return (g * Tensor._make((positions == indices).astype(g.data.dtype)),)
+        return (g * Tensor._make((positions == indices).astype(g._data.dtype)),)
 
 
 def sum(self, dim=None, keepdim=False):
     """Sum of all elements, or over `dim` (an int or a tuple)."""
-    dims = _normalize_dims(dim, self.data.ndim)
-    data = np.asarray(np.sum(self.data, axis=dims, keepdims=keepdim))
+    dims = _normalize_dims(dim, self._data.ndim)
+    data = np.asarray(np.sum(self._data, axis=dims, keepdims=keepdim))
     if not wants_grad(self):
         return Tensor._make(data)
     if dims is None:
-        return record(SumBackward0, data, (self,), {"self_sym_sizes": self.data.shape})
-    saved = {"dim": _as_given(dim), "keepdim": keepdim, "self_sym_sizes": self.data.shape}
+        return record(SumBackward0, data, (self,), {"self_sym_sizes": self._data.shape})
+    saved = {"dim": _as_given(dim), "keepdim": keepdim, "self_sym_sizes": self._data.shape}
     return record(SumBackward1, data, (self,), saved, info=dims)
 
 
 def mean(self, dim=None, keepdim=False):
     """Mean of all elements, or over `dim`."""
-    if self.data.dtype.kind != "f":
+    if self._data.dtype.kind != "f":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {_SCALAR_NAMES.get(self.dtype.name, self.dtype.name)}"
         )
-    dims = _normalize_dims(dim, self.data.ndim)
-    data = np.asarray(np.mean(self.data, axis=dims, keepdims=keepdim), dtype=self.data.dtype)
+    dims = _normalize_dims(dim, self._data.ndim)
+    data = np.asarray(np.mean(self._data, axis=dims, keepdims=keepdim), dtype=self._data.dtype)
     if not wants_grad(self):
         return Tensor._make(data)
-    saved = {"self_sym_numel": self.data.size, "self_sym_sizes": self.data.shape}
+    saved = {"self_sym_numel": self._data.size, "self_sym_sizes": self._data.shape}
     if dims is None:
         return record(MeanBackward0, data, (self,), saved)
     saved.update(dim=_as_given(dim), keepdim=keepdim)
@@ -130,16 +130,16 @@ def mean(self, dim=None, keepdim=False):
 def max(self, dim=None, keepdim=False):
     """The largest element, or (values, indices) along `dim`."""
     if dim is None:
-        data = np.asarray(self.data.max())
+        data = np.asarray(self._data.max())
         if not wants_grad(self):
             return Tensor._make(data)
         return record(MaxBackward1, data, (self,), {"self": save(self)}, save_result_as="result")
-    d = normalize_dim(dim, self.data.ndim)
-    indices = Tensor._make(np.argmax(self.data, axis=d, keepdims=keepdim))
-    data = np.max(self.data, axis=d, keepdims=keepdim)
+    d = normalize_dim(dim, self._data.ndim)
+    indices = Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
+    data = np.max(self._data, axis=d, keepdims=keepdim)
     if not wants_grad(self):
         return MaxResult(Tensor._make(data), indices)
-    saved = {"dim": dim, "keepdim": keepdim, "self_sym_sizes": self.data.shape}
+    saved = {"dim": dim, "keepdim": keepdim, "self_sym_sizes": self._data.shape}
     values = record(MaxBackward0, data, (self,), saved, info=d)
     values.grad_fn._saved["indices"] = save(indices)
     return MaxResult(values, indices)

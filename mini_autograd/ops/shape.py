@@ -134,10 +134,10 @@ def reshape(self, *shape):
     from .elementwise import clone
 
     copy = clone(self)
-    data = copy.data.reshape(shape)
+    data = copy._data.reshape(shape)
     if not wants_grad(copy):
         return Tensor._make(data)
-    return record(UnsafeViewBackward0, data, (copy,), {"self_sym_sizes": copy.data.shape})
+    return record(UnsafeViewBackward0, data, (copy,), {"self_sym_sizes": copy._data.shape})
 
 
 def view(self, *shape):
@@ -149,111 +149,111 @@ def view(self, *shape):
             f"invalid shape dimension {shape[i]} at index {i} of shape {list(shape)}"
         )
     try:
-        data = np.reshape(self.data, shape, copy=False)
+        data = np.reshape(self._data, shape, copy=False)
     except ValueError as error:
         if "unknown dimension" in str(error):
             raise RuntimeError("only one dimension can be inferred") from None
         if "copy" not in str(error) and "cannot reshape" in str(error):
             raise RuntimeError(
-                f"shape '{list(shape)}' is invalid for input of size {self.data.size}"
+                f"shape '{list(shape)}' is invalid for input of size {self._data.size}"
             ) from None
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         ) from None
-    return _view_of(self, data, ViewBackward0, {"self_sym_sizes": self.data.shape})
+    return _view_of(self, data, ViewBackward0, {"self_sym_sizes": self._data.shape})
 
 
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one."""
-    if self.data.ndim == 0:
+    if self._data.ndim == 0:
         return reshape(self, 1)
-    start, end = normalize_dim(start_dim, self.data.ndim), normalize_dim(end_dim, self.data.ndim)
+    start, end = normalize_dim(start_dim, self._data.ndim), normalize_dim(end_dim, self._data.ndim)
     if start == end:
         return self  # nothing to merge: PyTorch returns the tensor itself
-    shape = self.data.shape
+    shape = self._data.shape
     return reshape(self, *shape[:start], -1, *shape[end + 1 :])
 
 
 def transpose(self, dim0, dim1):
     """Swap two dimensions (a view)."""
-    d0, d1 = normalize_dim(dim0, self.data.ndim), normalize_dim(dim1, self.data.ndim)
-    data = np.swapaxes(self.data, d0, d1)
+    d0, d1 = normalize_dim(dim0, self._data.ndim), normalize_dim(dim1, self._data.ndim)
+    data = np.swapaxes(self._data, d0, d1)
     return _view_of(self, data, TransposeBackward0, {"dim0": dim0, "dim1": dim1})
 
 
 def t(self):
     """Transpose of a matrix of at most 2 dims (a view)."""
-    if self.data.ndim > 2:
+    if self._data.ndim > 2:
         raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {self.data.ndim}D"
+            f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D"
         )
-    return _view_of(self, self.data.T, TBackward0, {})
+    return _view_of(self, self._data.T, TBackward0, {})
 
 
 def permute(self, *dims):
     """Reorder the dimensions (a view)."""
     dims = _shape_arg(dims)
-    if len(dims) != self.data.ndim:
+    if len(dims) != self._data.ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
-            f"length of the desired ordering of dimensions i.e. input.dim() = {self.data.ndim} "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {self._data.ndim} "
             f"is not equal to len(dims) = {len(dims)}"
         )
-    order = tuple(normalize_dim(d, self.data.ndim) for d in dims)
+    order = tuple(normalize_dim(d, self._data.ndim) for d in dims)
     if len(set(order)) != len(order):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return _view_of(self, self.data.transpose(order), PermuteBackward0, {"dims": dims}, info=order)
+    return _view_of(self, self._data.transpose(order), PermuteBackward0, {"dims": dims}, info=order)
 
 
 def T(self):
     """All dimensions reversed (PyTorch records it as a permute)."""
-    return permute(self, *range(self.data.ndim - 1, -1, -1))
+    return permute(self, *range(self._data.ndim - 1, -1, -1))
 
 
 def unsqueeze(self, dim):
     """Insert a dimension of size 1 at `dim` (a view)."""
-    d = normalize_dim(dim, self.data.ndim + 1)
-    return _view_of(self, np.expand_dims(self.data, d), UnsqueezeBackward0, {"dim": dim}, info=d)
+    d = normalize_dim(dim, self._data.ndim + 1)
+    return _view_of(self, np.expand_dims(self._data, d), UnsqueezeBackward0, {"dim": dim}, info=d)
 
 
 def squeeze(self, dim=None):
     """Remove dimensions of size 1 (all, or only `dim`)."""
-    sizes = {"self_sym_sizes": self.data.shape}
+    sizes = {"self_sym_sizes": self._data.shape}
     if dim is None:
-        return _view_of(self, np.squeeze(self.data), SqueezeBackward0, sizes)
-    d = normalize_dim(dim, self.data.ndim)
-    data = np.squeeze(self.data, d) if self.data.shape[d] == 1 else self.data.view()
+        return _view_of(self, np.squeeze(self._data), SqueezeBackward0, sizes)
+    d = normalize_dim(dim, self._data.ndim)
+    data = np.squeeze(self._data, d) if self._data.shape[d] == 1 else self._data.view()
     return _view_of(self, data, SqueezeBackward1, dict(dim=dim, **sizes))
 
 
 def squeeze_dim_of_matmul(self, dim):
     """The squeeze matmul does after `vector @ matrix` (recorded as SqueezeBackward4)."""
-    sizes = {"dim": dim, "self_sym_sizes": self.data.shape}
-    return _view_of(self, np.squeeze(self.data, dim), SqueezeBackward4, sizes)
+    sizes = {"dim": dim, "self_sym_sizes": self._data.shape}
+    return _view_of(self, np.squeeze(self._data, dim), SqueezeBackward4, sizes)
 
 
 def expand(self, *sizes):
     """Broadcast to a larger shape without copying (-1 keeps a size)."""
     sizes = _shape_arg(sizes)
-    lead = len(sizes) - self.data.ndim
+    lead = len(sizes) - self._data.ndim
     if lead < 0 or min(sizes[:lead], default=0) < 0:
         raise _expand_error(self, sizes)
-    target = tuple(self.data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    target = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
     try:
-        data = np.broadcast_to(self.data, target)
+        data = np.broadcast_to(self._data, target)
     except ValueError:
         raise _expand_error(self, sizes) from None
-    if data.shape == self.data.shape and not wants_grad(self):
-        return Tensor._make(self.data)
-    return _view_of(self, data, ExpandBackward0, {"self_sym_sizes": self.data.shape})
+    if data.shape == self._data.shape and not wants_grad(self):
+        return Tensor._make(self._data)
+    return _view_of(self, data, ExpandBackward0, {"self_sym_sizes": self._data.shape})
 
 
 def _expand_error(self, sizes):
     """PyTorch's error for an impossible expand (it checks the dims from the last one)."""
-    shape, lead = self.data.shape, len(sizes) - self.data.ndim
+    shape, lead = self._data.shape, len(sizes) - self._data.ndim
     if lead < 0:
-        described = f"torch.{_TYPE_NAMES.get(self.data.dtype.name, 'Tensor')}{{{list(shape)}}}"
+        described = f"torch.{_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}{{{list(shape)}}}"
         return RuntimeError(
             f"expand({described}, size={list(sizes)}): the number of sizes provided ({len(sizes)}) "
             f"must be greater or equal to the number of dimensions in the tensor ({len(shape)})"
@@ -337,8 +337,8 @@ class IndexPutBackward0(_ScatterBackward):
 
 def _scatter(g, shape, key, node_type):
     """zeros(shape) with g added at `key` (np.add.at, so repeated indices accumulate)."""
-    data = np.zeros(shape, dtype=g.data.dtype)
-    np.add.at(data, key, g.data)
+    data = np.zeros(shape, dtype=g._data.dtype)
+    np.add.at(data, key, g._data)
     if not wants_grad(g):
         return Tensor._make(data)
     return record(node_type, data, (g,), info=key)
@@ -347,7 +347,7 @@ def _scatter(g, shape, key, node_type):
 def getitem(self, key):
     """Indexing as in PyTorch: ints select, slices slice, None adds a dim, a list/tensor gathers."""
     if key is Ellipsis:
-        return _view_of(self, self.data, AliasBackward0)
+        return _view_of(self, self._data, AliasBackward0)
     if isinstance(key, (list, np.ndarray, Tensor)):
         return _gather(self, key)
     if not isinstance(key, tuple):
@@ -362,44 +362,44 @@ def getitem(self, key):
 
 def _basic_index(self, key, keep_full_slices):
     """Apply ints, slices, None and ... one after another, as PyTorch records them."""
-    if sum(k is not Ellipsis and k is not None for k in key) > self.data.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.data.ndim}")
+    if sum(k is not Ellipsis and k is not None for k in key) > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim}")
     out, dim = self, 0
     for position, k in enumerate(key):
         if k is Ellipsis:
             rest = sum(x is not Ellipsis and x is not None for x in key[position + 1 :])
-            dim = out.data.ndim - rest
+            dim = out._data.ndim - rest
         elif k is None:
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(k, slice):
             out = _slice(out, dim, k, keep_full_slices)
             dim += 1
-        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.data.ndim == 0):
+        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._data.ndim == 0):
             out = _select(out, dim, int(k))
         else:
             raise IndexError(
                 f"unsupported index {k!r}: use ints, slices, None, ... or a list/tensor"
             )
     if out is self:  # only full slices: PyTorch still returns a new view, an alias
-        return _view_of(self, self.data, AliasBackward0)
+        return _view_of(self, self._data, AliasBackward0)
     return out
 
 
 def _select(self, dim, index):
-    size = self.data.shape[dim]
+    size = self._data.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
     key = (slice(None),) * dim + (index,)
-    saved = {"dim": dim, "index": index, "self_sym_sizes": self.data.shape}
-    return _view_of(self, self.data[key], SelectBackward0, saved, info=key)
+    saved = {"dim": dim, "index": index, "self_sym_sizes": self._data.shape}
+    return _view_of(self, self._data[key], SelectBackward0, saved, info=key)
 
 
 def _slice(self, dim, k, keep_full):
     start, stop, step = k.start, k.stop, k.step
     if step is not None and step <= 0:
         raise ValueError("step must be greater than zero")
-    size = self.data.shape[dim]
+    size = self._data.shape[dim]
     if (
         not keep_full
         and (start in (None, 0))
@@ -411,26 +411,26 @@ def _slice(self, dim, k, keep_full):
     saved = {
         "dim": dim,
         "end": INT64_MAX if stop is None else stop,
-        "self_sym_sizes": self.data.shape,
+        "self_sym_sizes": self._data.shape,
         "start": 0 if start is None else start,
         "step": 1 if step is None else step,
     }
-    return _view_of(self, self.data[key], SliceBackward0, saved, info=key)
+    return _view_of(self, self._data[key], SliceBackward0, saved, info=key)
 
 
 def _gather(self, index):
     """self[index] for a list, array or tensor of ints or bools (a copy, not a view)."""
     index_tensor = index if isinstance(index, Tensor) else Tensor._make(np.asarray(index))
-    key = index_tensor.data
+    key = index_tensor._data
     if key.dtype.kind not in "biu":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     try:
-        data = self.data[key]
+        data = self._data[key]
     except IndexError as error:
         raise IndexError(str(error).replace(" axis ", " dimension ")) from None
     if not wants_grad(self):
         return Tensor._make(data)
-    saved = {"indices": (save(index_tensor),), "self_sym_sizes": self.data.shape}
+    saved = {"indices": (save(index_tensor),), "self_sym_sizes": self._data.shape}
     return record(IndexBackward0, data, (self,), saved, info=key)
 
 
@@ -466,36 +466,36 @@ class StackBackward0(Node):
 def cat(tensors, dim=0):
     """Join tensors along an existing dimension."""
     tensors = _tensor_list(tensors, "cat")
-    d = normalize_dim(dim, tensors[0].data.ndim)
+    d = normalize_dim(dim, tensors[0]._data.ndim)
     for i, t in enumerate(tensors[1:], 1):
-        if t.data.ndim != tensors[0].data.ndim:
+        if t._data.ndim != tensors[0]._data.ndim:
             raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {tensors[0].data.ndim} and {t.data.ndim}"
+                f"Tensors must have same number of dimensions: got {tensors[0]._data.ndim} and {t._data.ndim}"
             )
-        for axis, (a, b) in enumerate(zip(tensors[0].data.shape, t.data.shape)):
+        for axis, (a, b) in enumerate(zip(tensors[0]._data.shape, t._data.shape)):
             if axis != d and a != b:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size {a} but "
                     f"got size {b} for tensor number {i} in the list."
                 )
-    data = np.concatenate([t.data for t in tensors], axis=d)
+    data = np.concatenate([t._data for t in tensors], axis=d)
     if not wants_grad(*tensors):
         return Tensor._make(data)
-    sizes = tuple(t.data.shape[d] for t in tensors)
+    sizes = tuple(t._data.shape[d] for t in tensors)
     return record(CatBackward0, data, tensors, {"dim": dim}, info=(d, sizes))
 
 
 def stack(tensors, dim=0):
     """Join equally shaped tensors along a new dimension."""
     tensors = _tensor_list(tensors, "stack")
-    d = normalize_dim(dim, tensors[0].data.ndim + 1)
+    d = normalize_dim(dim, tensors[0]._data.ndim + 1)
     for i, t in enumerate(tensors[1:], 1):
-        if t.data.shape != tensors[0].data.shape:
+        if t._data.shape != tensors[0]._data.shape:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
                 f"entry 0 and {list(t.shape)} at entry {i}"
             )
-    data = np.stack([t.data for t in tensors], axis=d)
+    data = np.stack([t._data for t in tensors], axis=d)
     if not wants_grad(*tensors):
         return Tensor._make(data)
     return record(StackBackward0, data, tensors, {"dim": dim}, info=d)

@@ -35,8 +35,8 @@ def _log_softmax_data(x, dim):
 
 def softmax(self, dim):
     """exp(self) normalised to sum to 1 along `dim`."""
-    d = normalize_dim(dim, self.data.ndim)
-    shifted = np.exp(self.data - self.data.max(axis=d, keepdims=True))
+    d = normalize_dim(dim, self._data.ndim)
+    shifted = np.exp(self._data - self._data.max(axis=d, keepdims=True))
     data = shifted / shifted.sum(axis=d, keepdims=True)
     if not wants_grad(self):
         return Tensor._make(data)
@@ -45,8 +45,8 @@ def softmax(self, dim):
 
 def log_softmax(self, dim):
     """log(softmax(self, dim)), without overflow."""
-    d = normalize_dim(dim, self.data.ndim)
-    data = _log_softmax_data(self.data, d)
+    d = normalize_dim(dim, self._data.ndim)
+    data = _log_softmax_data(self._data, d)
     if not wants_grad(self):
         return Tensor._make(data)
     return record(LogSoftmaxBackward0, data, (self,), {"dim": dim}, "result", info=d)
