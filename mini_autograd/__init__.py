@@ -27,10 +27,13 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.arithmetic import add, div, mul, neg, pow, sub
 from .ops.elementwise import abs, exp, log, relu, sigmoid, sqrt, tanh
 from .ops.linalg import bmm, dot, matmul, mm, mv
+from .ops.methods import install as _install_methods
 from .ops.reductions import max, mean, sum
 from .ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
 from .ops.softmax import log_softmax, softmax
 from .tensor import Tensor, tensor
+
+_install_methods(Tensor)
 
 __version__ = "0.1.0"
 dtype = dtypes.dtype

@@ -121,7 +121,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, api=
     try:
         while ready:
             node = heapq.heappop(ready)[2]
-            grads = _run_pre_hooks(node, buffers.pop(node, [None]))
+            grads = buffers.pop(node, [None])
+            if node._tensor_hooks or node._pre_hooks:
+                grads = _run_pre_hooks(node, grads)
             if target_slot:
                 for nr, g in enumerate(grads):
                     slot = target_slot.get((node, nr))
@@ -131,13 +133,13 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, api=
                     n in wanted for n, _ in node.next_functions
                 ):
                     continue
-            if all(g is None for g in grads):
+            if grads[0] is None and all(g is None for g in grads):
                 outputs = (None,) * len(node.next_functions)
             else:
                 outputs = node.apply(*grads)
                 if node._hooks:
                     outputs = _run_post_hooks(node, outputs, grads)
-            if not keep_graph:
+            if not keep_graph and node._saved:
                 node.release_saved(call)
             for (next_node, nr), g in zip(node.next_functions, outputs):
                 if next_node is None or (wanted is not None and next_node not in wanted):

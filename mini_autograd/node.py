@@ -98,10 +98,14 @@ class Node:
 
     def release_saved(self, backward_call):
         """Free every saved tensor (done by backward unless retain_graph=True)."""
-        if self._saved:
-            for _, value in self.saved_tensors_info():
+        for value in self._saved.values() if self._saved else ():
+            if type(value) is SavedTensor:
                 if value.freed_by is None:
                     value.release(backward_call)
+            elif type(value) is tuple:
+                for item in value:
+                    if type(item) is SavedTensor and item.freed_by is None:
+                        item.release(backward_call)
 
     def register_hook(self, hook):
         """hook(grad_inputs, grad_outputs) runs after this node; may return new grad_inputs."""

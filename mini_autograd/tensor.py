@@ -23,6 +23,7 @@ class Tensor:
     `_data` is the numpy array holding the values; `grad_fn` is the node that made this tensor
     (None for a leaf); `_version` counts in-place changes so backward can tell when a saved
     tensor was modified. Views share the version of the tensor they look into (`_version_owner`).
+    The operators and operation methods (`+`, `exp`, `sum`...) are attached in ops/methods.py.
     """
 
     __slots__ = (
@@ -50,11 +51,19 @@ class Tensor:
     @staticmethod
     def _make(data, requires_grad=False, grad_fn=None, output_nr=0):
         """Wrap an ndarray without copying or checking (the fast path every operation uses)."""
-        if not isinstance(data, np.ndarray):
+        if type(data) is not np.ndarray:
             data = np.asarray(data)  # numpy gives scalars, not 0-d arrays, from 0-d operations
+        # The fields are set here rather than through _init: this runs for every result.
         t = object.__new__(Tensor)
-        _init(t, data, requires_grad, grad_fn)
+        t._data = data
+        t.requires_grad = requires_grad
+        t.grad_fn = grad_fn
+        t._grad = None
         t._output_nr = output_nr
+        t._hooks = None
+        t._accumulator = None
+        t._version_owner = None
+        t._own_version = 0
         return t
 
     # --- what the tensor is ------------------------------------------------------------------
@@ -375,87 +384,3 @@ def tensor(data, requires_grad=False, dtype=None):
     if t._data is data or (isinstance(data, Tensor) and t._data is data._data):
         t._data = t._data.copy()
     return t
-
-
-def _install_operations():
-    """Give Tensor its operators and methods; each lives in the ops module that explains it."""
-    from .ops import arithmetic as ar
-    from .ops import compare, inplace, linalg, shape, softmax
-    from .ops import elementwise as el
-    from .ops import reductions as red
-
-    methods = {
-        "__add__": ar.add,
-        "__radd__": ar.add,
-        "add": ar.add,
-        "__sub__": ar.sub,
-        "__rsub__": ar.rsub,
-        "sub": ar.sub,
-        "__mul__": ar.mul,
-        "__rmul__": ar.mul,
-        "mul": ar.mul,
-        "__truediv__": ar.div,
-        "__rtruediv__": ar.rdiv,
-        "div": ar.div,
-        "__pow__": ar.pow,
-        "__rpow__": ar.rpow,
-        "pow": ar.pow,
-        "__neg__": ar.neg,
-        "neg": ar.neg,
-        "reciprocal": ar.reciprocal,
-        "__matmul__": linalg.matmul,
-        "matmul": linalg.matmul,
-        "mm": linalg.mm,
-        "mv": linalg.mv,
-        "dot": linalg.dot,
-        "bmm": linalg.bmm,
-        "exp": el.exp,
-        "log": el.log,
-        "tanh": el.tanh,
-        "sigmoid": el.sigmoid,
-        "relu": el.relu,
-        "sqrt": el.sqrt,
-        "abs": el.abs,
-        "__abs__": el.abs,
-        "clone": el.clone,
-        "sum": red.sum,
-        "mean": red.mean,
-        "max": red.max,
-        "reshape": shape.reshape,
-        "view": shape.view,
-        "flatten": shape.flatten,
-        "transpose": shape.transpose,
-        "t": shape.t,
-        "permute": shape.permute,
-        "unsqueeze": shape.unsqueeze,
-        "squeeze": shape.squeeze,
-        "expand": shape.expand,
-        "__getitem__": shape.getitem,
-        "softmax": softmax.softmax,
-        "log_softmax": softmax.log_softmax,
-        "add_": inplace.add_,
-        "sub_": inplace.sub_,
-        "mul_": inplace.mul_,
-        "div_": inplace.div_,
-        "__iadd__": inplace.add_,
-        "__isub__": inplace.sub_,
-        "__imul__": inplace.mul_,
-        "zero_": inplace.zero_,
-        "fill_": inplace.fill_,
-        "copy_": inplace.copy_,
-        "__eq__": compare.eq,
-        "__ne__": compare.ne,
-        "__lt__": compare.lt,
-        "__le__": compare.le,
-        "__gt__": compare.gt,
-        "__ge__": compare.ge,
-    }
-    for name, fn in methods.items():
-        setattr(Tensor, name, fn)
-    Tensor.T = property(shape.T, doc="All dimensions reversed (a view).")
-    Tensor.mT = property(
-        lambda self: shape.transpose(self, -2, -1), doc="The last two dims swapped."
-    )
-
-
-_install_operations()
