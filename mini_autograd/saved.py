@@ -1,7 +1,5 @@
 """Saved tensors: what a node keeps for its backward, checked and freed like PyTorch's SavedVariable."""
 
-import weakref
-
 from .grad_mode import no_grad
 
 FREED_MESSAGE = (
@@ -50,11 +48,20 @@ def version_error(tensor, saved_version, producer_name):
 class SavedTensor:
     """One saved tensor: the value (or what a pack hook made of it), its version stamp, and freeing.
 
-    A node's own output is saved without a strong link back to it, so the node and its output do
-    not keep each other alive; unpacking rebuilds a tensor whose grad_fn is the node.
+    A node's own output is saved as its array and its version counter, without a strong link back
+    to the tensor, so the node and its output do not keep each other alive; unpacking rebuilds a
+    tensor whose grad_fn is the node.
     """
 
-    __slots__ = ("_value", "_version", "_is_output", "_owner_ref", "_unpack", "nbytes", "freed_by")
+    __slots__ = (
+        "_value",
+        "_version",
+        "_is_output",
+        "_version_box",
+        "_unpack",
+        "nbytes",
+        "freed_by",
+    )
 
     def __init__(self, tensor, is_output=False):
         self._version = tensor._version
@@ -65,15 +72,16 @@ class SavedTensor:
             pack, self._unpack = _hook_stack[-1]
             with no_grad():  # as in PyTorch, what pack does is not recorded
                 self._value = pack(tensor)
-            self._owner_ref = None
+            self._version_box = None
             return
         self._unpack = None
         if is_output:
             self._value = tensor._data
-            self._owner_ref = weakref.ref(tensor)
+            owner = tensor._version_owner
+            self._version_box = (tensor if owner is None else owner)._own_version
         else:
             self._value = tensor
-            self._owner_ref = None
+            self._version_box = None
 
     @property
     def is_freed(self):
@@ -91,10 +99,11 @@ class SavedTensor:
         if self._is_output:
             from .tensor import Tensor
 
-            owner = self._owner_ref()
-            if owner is not None and owner._version != self._version:
-                raise version_error(owner, self._version, type(node).__name__)
-            return Tensor._make(self._value, True, node)
+            unpacked = Tensor._make(self._value, True, node)
+            unpacked._own_version = self._version_box
+            if self._version_box[0] != self._version:
+                raise version_error(unpacked, self._version, type(node).__name__)
+            return unpacked
         tensor = self._value
         if tensor._version != self._version:
             producer = tensor.grad_fn
@@ -106,5 +115,5 @@ class SavedTensor:
     def release(self, backward_call):
         """Drop the value so its memory can be reclaimed; later unpacks raise PyTorch's error."""
         self._value = None
-        self._owner_ref = None
+        self._version_box = None
         self.freed_by = backward_call

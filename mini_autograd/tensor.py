@@ -63,7 +63,7 @@ class Tensor:
         t._hooks = None
         t._accumulator = None
         t._version_owner = None
-        t._own_version = 0
+        t._own_version = [0]  # a box, so saved outputs can watch it without holding the tensor
         return t
 
     # --- what the tensor is ------------------------------------------------------------------
@@ -123,11 +123,11 @@ class Tensor:
     @property
     def _version(self):
         owner = self._version_owner
-        return (self if owner is None else owner)._own_version
+        return (self if owner is None else owner)._own_version[0]
 
     def _bump_version(self):
         owner = self._version_owner
-        (self if owner is None else owner)._own_version += 1
+        (self if owner is None else owner)._own_version[0] += 1
 
     # --- gradients -------------------------------------------------------------------------
     @property
@@ -330,7 +330,7 @@ def _init(t, data, requires_grad, grad_fn):
     t._hooks = None
     t._accumulator = None
     t._version_owner = None
-    t._own_version = 0
+    t._own_version = [0]  # a box, so saved outputs can watch it without holding the tensor
 
 
 class RetainGradHook:

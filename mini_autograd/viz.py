@@ -375,7 +375,9 @@ def _svg_row(items):
         parts.append(
             f'<text x="{x:.0f}" y="12" font-family="Helvetica" font-size="11" font-weight="bold">{label}</text>'
         )
-        parts.append(svg.replace("<svg ", f'<svg x="{x:.0f}" y="{title_height:.0f}" ', 1))
+        # Inside the outer picture, sizes are in its user units (1 unit = 1pt of the outer frame).
+        inner = svg.replace(size.group(0), f'width="{width}" height="{h}"', 1) if size else svg
+        parts.append(inner.replace("<svg ", f'<svg x="{x:.0f}" y="{title_height:.0f}" ', 1))
         x += width + gap
         height = max(height, h)
     total_width, total_height = max(x - gap, 1.0), height + title_height

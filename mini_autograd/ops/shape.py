@@ -305,7 +305,8 @@ class IndexBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (_scatter(g, self._saved["self_sym_sizes"], self._info, IndexPutBackward0),)
+        key = self.saved("indices")[0]._data  # unpacked, so a freed graph raises as in PyTorch
+        return (_scatter(g, self._saved["self_sym_sizes"], key, IndexPutBackward0),)
 
 
 class _ScatterBackward(Node):
@@ -431,7 +432,7 @@ def _gather(self, index):
     if not wants_grad(self):
         return Tensor._make(data)
     saved = {"indices": (save(index_tensor),), "self_sym_sizes": self._data.shape}
-    return record(IndexBackward0, data, (self,), saved, info=key)
+    return record(IndexBackward0, data, (self,), saved)
 
 
 # --- joining -------------------------------------------------------------------------------
