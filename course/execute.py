@@ -3,7 +3,8 @@
 Usage: ``python -m course.execute [NOTEBOOK ...]`` (default: every ``notebooks/*.ipynb``).
 
 Normalising means: fixed notebook metadata (no kernel version), cell metadata reduced to
-``tags`` and ``slideshow`` (the slide type, for the slide decks), cell ids ``cell-00``, ``cell-01``, ... and execution counts 1, 2, 3, ... in
+``tags`` and ``slideshow`` (the slide type, for the slide decks), consecutive printed outputs
+merged, cell ids ``cell-00``, ``cell-01``, ... and execution counts 1, 2, 3, ... in
 cell order, so that re-running an unchanged notebook leaves the file byte for byte equal
 whenever its outputs are.
 """
@@ -44,10 +45,27 @@ def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         executed = bool(cell.outputs) or cell.execution_count is not None
         count += 1
         cell.execution_count = count if executed else None
+        cell.outputs = _merge_streams(cell.outputs)
         for output in cell.outputs:
             if output.output_type == "execute_result":
                 output.execution_count = cell.execution_count
     return nb
+
+
+def _merge_streams(outputs: list) -> list:
+    """Join consecutive printed outputs of one stream (the kernel splits them at random)."""
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (
+            previous is not None
+            and output.output_type == previous.output_type == "stream"
+            and output.name == previous.name
+        ):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    return merged
 
 
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
