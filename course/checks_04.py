@@ -1,0 +1,561 @@
+"""Checks for chapter 04, freeing and retain_graph: each runs the learner's piece inside mini_autograd.
+
+    check_release(release_saved)            # 4.1: the freeing step, patched into the engine
+    check_can_backward_twice(fn)            # 4.2: which graphs survive a second backward
+    check_one_backward(one_backward)        # 4.3: two backward calls rewritten as one pass
+    check_fixed_loop(train)                 # 4.4: a loop that leaked through retain_graph, fixed
+
+Every check patches the engine only while it runs, compares with PyTorch on the same program,
+prints exactly one line (correct, not done yet, or what differs and why) and returns True or
+False. An ordinary mistake is reported in words, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from types import SimpleNamespace
+from unittest import mock
+
+import numpy as np
+
+import mini_autograd as ma
+from mini_autograd import engine
+from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
+from mini_autograd.node import Node
+from mini_autograd.saved import FREED_MESSAGE, SavedTensor
+
+
+def _not_done(exercise_id, hint):
+    print(f"Exercise {exercise_id}: not done yet — {hint}")
+    return False
+
+
+def _wrong(exercise_id, text):
+    print(f"Exercise {exercise_id}: {text}")
+    return False
+
+
+def _raised(exercise_id, error, where):
+    return _wrong(exercise_id, f"your code raised {type(error).__name__}: {error} ({where}).")
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _short(message, width=70):
+    first = str(message).splitlines()[0] if str(message) else ""
+    return first if len(first) <= width else first[: width - 3] + "..."
+
+
+def _is_freed_error(error):
+    return isinstance(error, RuntimeError) and str(error).startswith(FREED_MESSAGE[:50])
+
+
+def _grad_array(tensor):
+    grad = tensor.grad
+    return None if grad is None else np.asarray(grad.detach().cpu().numpy(), np.float64)
+
+
+def _grad_problem(got, expected, atol=1e-6, rtol=1e-5):
+    """How the gradient `got` (array or None) differs from `expected`, or None when it matches."""
+    if got is None or expected is None:
+        if got is None and expected is None:
+            return None
+        return "is missing (None)" if got is None else "should be None"
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    if got.shape != expected.shape:
+        return f"has shape {got.shape}, expected {expected.shape}"
+    if np.allclose(got, expected, atol=atol, rtol=rtol):
+        return None
+    error = np.abs(got - expected)
+    worst = np.unravel_index(np.argmax(np.nan_to_num(error, nan=np.inf)), error.shape)
+    index = tuple(int(i) for i in worst)
+    return (
+        f"differs by up to {float(error[worst]):.3g} (at index {index}: "
+        f"expected {float(expected[worst]):.6g}, got {float(got[worst]):.6g})"
+    )
+
+
+class _Passes:
+    """Spy on the engine: every backward pass (backward or autograd.grad) it runs, in order."""
+
+    def __init__(self, measure=False):
+        self.keep_graph = []  # retain_graph of each pass
+        self.held = []  # saved bytes of the graph at the start of each pass (measure=True)
+        self.measure = measure
+        self._original = engine.run_backward
+
+    def __call__(self, roots, root_grads, keep_graph, *args, **kwargs):
+        self.keep_graph.append(bool(keep_graph))
+        if self.measure:
+            self.held.append(saved_bytes(list(roots)))
+        return self._original(roots, root_grads, keep_graph, *args, **kwargs)
+
+    @contextlib.contextmanager
+    def watching(self):
+        with mock.patch.object(engine, "run_backward", self):
+            yield self
+
+
+# --- 4.1: the freeing step -----------------------------------------------------------------------
+
+_SEED_X = np.array([[0.5, -1.0, 2.0, 1.5]])
+_INDEX_X = np.array([0.5, -1.0, 2.0, 1.5, -0.25, 3.0])
+
+
+def _seed_program(lib):
+    """The seeds' two losses: x -> x**2 -> * 4 -> mean and sum."""
+    x = lib.tensor(_SEED_X, requires_grad=True)
+    z = x**2 * 4
+    return x, z.mean(), z.sum()
+
+
+def _index_program(lib):
+    """A node saving a tuple of tensors (IndexBackward0) and one saving its output (exp)."""
+    x = lib.tensor(_INDEX_X, requires_grad=True)
+    out = x[lib.tensor([0, 2, 5])].exp().sum()
+    return x, out, out
+
+
+def _freed_table(root):
+    return [(row.node, row.attribute, row.freed) for row in saved_tensors(root).rows]
+
+
+@contextlib.contextmanager
+def _learner_release(release_saved):
+    def method(node, backward_call):
+        release_saved(node, backward_call)
+
+    with mock.patch.object(Node, "release_saved", method):
+        yield
+
+
+def _backward_outcome(fn):
+    """None when fn() runs, else the exception it raised."""
+    try:
+        fn()
+    except Exception as error:  # any error is an outcome to compare
+        return error
+    return None
+
+
+def _check_release_on(label, release_saved, program, description):
+    """Run `program` with the learner's freeing step; return an error text, or None if all is well."""
+    torch = _torch()
+    tx, tloss1, tloss2 = program(torch)
+    tloss1.backward()
+    expected_rows = _freed_table([tloss1, tloss2])
+    expected_error = _backward_outcome(tloss2.backward)
+
+    with _learner_release(release_saved):
+        x, loss1, loss2 = program(ma)
+        snapshots = [
+            (node, dict(node._saved)) for node in _graph_nodes([loss1, loss2]) if node._saved
+        ]
+        error = _backward_outcome(loss1.backward)
+        if isinstance(error, NotImplementedError):
+            raise error
+        if error is not None:
+            if _is_freed_error(error):
+                return (
+                    f"the FIRST backward of {description} failed: a node found its saved tensor "
+                    "already freed. Your step freed tensors of nodes that had not run yet; free "
+                    "only the saved tensors of `node`, the node that has just run"
+                )
+            return (
+                f"your code raised {type(error).__name__}: {_short(error)} (while the engine ran "
+                f"the first backward of {description})"
+            )
+        problem = _grad_problem(_grad_array(x), _grad_array(tx))
+        if problem:
+            return f"after the first backward of {description}, x.grad {problem}"
+        for node, before in snapshots:
+            problem = _slot_problem(node, before)
+            if problem:
+                return problem
+        rows = _freed_table([loss1, loss2])
+        for (name, attribute, freed), (_, _, should) in zip(rows, expected_rows):
+            if should and not freed:
+                where = " (it sits in a tuple: free every item)" if name == "IndexBackward0" else ""
+                return (
+                    f"after the first backward of {description}, {name}'s `{attribute}` is still "
+                    f"held{where}; PyTorch has freed it. Set each SavedTensor's `freed_by` to the "
+                    "backward call"
+                )
+        for node in _graph_nodes([loss1, loss2]):
+            for attribute, slot in node.saved_tensors_info():
+                if slot._value is not None:
+                    return (
+                        f"{node.name()}'s `{attribute}` is marked freed but still holds its "
+                        "value, so its memory is never given back: set `_value` to None"
+                    )
+                if not isinstance(slot.freed_by, engine.BackwardCall):
+                    return (
+                        f"{node.name()}'s `{attribute}` has freed_by = {slot.freed_by!r:.40}: "
+                        "store the backward call the engine passed you (diagnosis mode names it)"
+                    )
+        error = _backward_outcome(loss2.backward)
+    if error is None:
+        return (
+            f"the second backward of {description} ran without error, but PyTorch raises "
+            f"'{_short(expected_error, 50)}'"
+        )
+    if type(error) is not type(expected_error) or str(error) != str(expected_error):
+        return (
+            f"the second backward of {description} raised {type(error).__name__}: "
+            f"{_short(error, 50)}, but PyTorch raises RuntimeError: {_short(expected_error, 50)}. "
+            "A freed slot must keep its SavedTensor, with `freed_by` set, so that unpack raises"
+        )
+    return None
+
+
+_MISSING = object()
+
+
+def _slot_problem(node, before):
+    """What the learner did wrong to `node._saved` (compared with `before`), or None."""
+    now = node._saved if isinstance(node._saved, dict) else {}
+    for key, value in before.items():
+        if now.get(key, _MISSING) is value:
+            continue
+        if type(value) is SavedTensor or type(value) is tuple:
+            return (
+                f"{node.name()}'s saved `{key}` was removed or replaced in node._saved; leave "
+                "each SavedTensor in its slot and release it, so that reading it later raises "
+                "PyTorch's error"
+            )
+        return (
+            f"{node.name()}'s `{key}` ({value!r}) was removed or replaced, but it is not a "
+            "tensor (PyTorch keeps numbers and sizes after backward): release only SavedTensors"
+        )
+    return None
+
+
+def _graph_nodes(roots):
+    return graph_nodes(roots)
+
+
+def check_release(release_saved):
+    """Exercise 4.1: the learner's `release_saved(node, backward_call)` is the engine's freeing step."""
+    label = "4.1"
+    hint = (
+        "for every SavedTensor in node._saved (alone or in a tuple) that is not freed yet, "
+        "set `_value` to None and `freed_by` to backward_call"
+    )
+    cases = [
+        (_seed_program, "the seeds' program (loss1 = z.mean(), loss2 = z.sum())"),
+        (_index_program, "x[index].exp().sum() (a tuple of saved indices, a saved result)"),
+    ]
+    try:
+        for program, description in cases:
+            problem = _check_release_on(label, release_saved, program, description)
+            if problem:
+                return _wrong(label, f"{problem}.")
+        # retain_graph=True: the engine does not call the freeing step; the second pass works.
+        torch = _torch()
+        tx, tloss1, tloss2 = _seed_program(torch)
+        tloss1.backward(retain_graph=True)
+        tloss2.backward()
+        with _learner_release(release_saved):
+            x, loss1, loss2 = _seed_program(ma)
+            loss1.backward(retain_graph=True)
+            kept = saved_bytes([loss1, loss2])
+            loss2.backward()
+            left = saved_bytes([loss1, loss2])
+    except NotImplementedError:
+        return _not_done(label, hint)
+    except Exception as error:
+        return _raised(label, error, "while the engine ran backward with your freeing step")
+    problem = _grad_problem(_grad_array(x), _grad_array(tx))
+    if problem or not kept or left:
+        return _wrong(
+            label,
+            f"with retain_graph=True on the first call, x.grad {problem or 'matches'} and "
+            f"{kept} bytes were kept, {left} left after the second call; PyTorch keeps all and "
+            "then frees all.",
+        )
+    print(
+        f"Exercise {label}: correct ✓ — your freeing step empties every saved slot right after its "
+        "node runs (tuples and saved outputs too), keeps numbers, and the second backward raises "
+        "PyTorch's exact error; with retain_graph=True nothing is freed."
+    )
+    return True
+
+
+# --- 4.2: which graphs can be backwarded twice ---------------------------------------------------
+
+_TWICE_X = np.array([[0.5, -1.0, 2.0], [1.5, -0.25, 3.0]])
+
+TWICE_PROGRAMS = [
+    ("(x * 3 + x).sum()", lambda lib, x: (x * 3 + x).sum()),
+    ("(x.t().reshape(6) - 1).sum()", lambda lib, x: (x.t().reshape(6) - 1).sum()),
+    ("x.sum(1).mean()", lambda lib, x: x.sum(1).mean()),
+    ("(x + 2 * x.detach()).sum()", lambda lib, x: (x + 2 * x.detach()).sum()),
+    ("lib.cat([x, -x]).sum()", lambda lib, x: lib.cat([x, -x]).sum()),
+    ("x[lib.tensor([1, 0])].sum()", lambda lib, x: x[lib.tensor([1, 0])].sum()),
+    ("x[0].exp().sum() + x.sum()", lambda lib, x: x[0].exp().sum() + x.sum()),
+    ("(x / 2).relu().sum()", lambda lib, x: (x / 2).relu().sum()),
+]
+
+
+def twice_truth(lib, program):
+    """Whether `lib` runs a second backward on `program`'s graph (True) or raises (False)."""
+    x = lib.tensor(_TWICE_X, requires_grad=True)
+    root = program(lib, x)
+    root.backward()
+    return _backward_outcome(root.backward) is None
+
+
+def _why(root, truth):
+    """Plain words on why `root`'s graph can (truth=True) or cannot be backwarded twice."""
+    rows = saved_tensors(root).rows
+    if not truth:
+        savers = ", ".join(f"{row.node} saved `{row.attribute}`" for row in rows)
+        return f"the second backward raises in PyTorch: {savers}"
+    keepers = [n for n in _graph_nodes(root) if n._saved and not n.saved_tensors_info()]
+    if keepers:
+        kept = "; ".join(f"{n.name()} keeps only {', '.join(sorted(n._saved))}" for n in keepers)
+        return (
+            "PyTorch runs the second backward fine: no node saves a tensor "
+            f"({kept}: numbers and sizes, which are never freed)"
+        )
+    return "PyTorch runs the second backward fine: no node in its graph saves a tensor"
+
+
+def check_can_backward_twice(can_backward_twice):
+    """Exercise 4.2: the learner's `can_backward_twice(root)` reads the graph, before any backward."""
+    label = "4.2"
+    hint = "walk every node from root.grad_fn (next_functions) and look for saved tensors"
+    torch = _torch()
+    for text, program in TWICE_PROGRAMS:
+        truth = twice_truth(torch, program)
+        x = ma.tensor(_TWICE_X, requires_grad=True)
+        root = program(ma, x)
+        passes = _Passes()
+        try:
+            with passes.watching():
+                answer = can_backward_twice(root)
+        except NotImplementedError:
+            return _not_done(label, hint)
+        except Exception as error:
+            return _raised(label, error, f"on {text}")
+        if passes.keep_graph:
+            return _wrong(
+                label,
+                f"on {text}, your function ran a backward pass to find out; answer from the graph "
+                "alone (the nodes and what they saved), before any backward.",
+            )
+        if not isinstance(answer, (bool, np.bool_)):
+            return _wrong(label, f"on {text}, return True or False, not {answer!r:.40}.")
+        if bool(answer) != truth:
+            return _wrong(
+                label,
+                f"for {text} your function says {bool(answer)}, but {_why(root, truth)}. "
+                f"Hint: {hint}; only SavedTensor slots count.",
+            )
+    print(
+        f"Exercise {label}: correct ✓ — your answers match what PyTorch does on all "
+        f"{len(TWICE_PROGRAMS)} programs."
+    )
+    return True
+
+
+# --- 4.3: one backward pass instead of two -------------------------------------------------------
+
+_HEADS_RNG = np.random.default_rng(43)
+HEADS_ARRAYS = {
+    "x": _HEADS_RNG.standard_normal((6, 4)),
+    "w": _HEADS_RNG.standard_normal((4, 5)) * 0.5,
+    "head1": _HEADS_RNG.standard_normal((5, 1)),
+    "head2": _HEADS_RNG.standard_normal((5, 2)),
+}
+
+
+def heads_tensors(lib):
+    """x (no grad), and the weights w, head1, head2 (requiring grad), from HEADS_ARRAYS."""
+    return tuple(
+        lib.tensor(a.copy(), requires_grad=name != "x") for name, a in HEADS_ARRAYS.items()
+    )
+
+
+def two_backwards(lib, x, w, head1, head2):
+    """The program to rewrite: a shared trunk, two heads, two losses, two backward calls."""
+    h = (x @ w).tanh()
+    loss1 = ((h @ head1) ** 2).mean()
+    loss2 = (h @ head2).sigmoid().sum()
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+
+
+def check_one_backward(one_backward):
+    """Exercise 4.3: the same gradients as `two_backwards`, with one pass and no retain_graph."""
+    label = "4.3"
+    hint = "build both losses, then one backward: add them, or pass both to autograd.backward"
+    torch = _torch()
+    reference = heads_tensors(torch)
+    two_backwards(torch, *reference)
+    passes = _Passes()
+    mine = heads_tensors(ma)
+    try:
+        with passes.watching():
+            one_backward(ma, *mine)
+    except NotImplementedError:
+        return _not_done(label, hint)
+    except Exception as error:
+        if _is_freed_error(error):
+            return _wrong(
+                label,
+                "your code raised PyTorch's freed-graph error: it still goes backward twice "
+                f"through the shared trunk. Hint: {hint}.",
+            )
+        return _raised(label, error, "with mini_autograd")
+    if not passes.keep_graph:
+        return _wrong(label, f"your function never ran a backward pass. Hint: {hint}.")
+    if len(passes.keep_graph) > 1:
+        return _wrong(
+            label,
+            f"your function ran {len(passes.keep_graph)} backward passes; one pass over the "
+            f"shared trunk is enough. Hint: {hint}.",
+        )
+    if passes.keep_graph[0]:
+        return _wrong(
+            label,
+            "your single pass still keeps the graph (retain_graph=True); with one pass nothing "
+            "needs to be kept, so drop it.",
+        )
+    names = list(HEADS_ARRAYS)[1:]
+    for name, got, expected in zip(names, mine[1:], reference[1:]):
+        problem = _grad_problem(_grad_array(got), _grad_array(expected))
+        if problem:
+            tip = (
+                " The gradients must land in .grad, as backward() does."
+                if got.grad is None
+                else " The sum of the losses gives the sum of their gradients."
+            )
+            return _wrong(
+                label,
+                f"{name}.grad {problem} compared with PyTorch's two backward calls.{tip}",
+            )
+    theirs = heads_tensors(torch)
+    try:
+        one_backward(torch, *theirs)
+    except Exception as error:
+        return _raised(label, error, "with torch: write it with `lib` only")
+    for name, got, expected in zip(names, theirs[1:], reference[1:]):
+        problem = _grad_problem(_grad_array(got), _grad_array(expected))
+        if problem:
+            return _wrong(label, f"run with torch, {name}.grad {problem}.")
+    print(
+        f"Exercise {label}: correct ✓ — one backward pass, no retain_graph, and the gradients of "
+        "w, head1 and head2 match PyTorch's two-pass version (with mini_autograd and with torch)."
+    )
+    return True
+
+
+# --- 4.4: the loop that leaked through retain_graph ----------------------------------------------
+
+
+def normaliser_data(steps=20, batch=32, features=8, hidden=16, seed=44):
+    """Batches and initial weights for the running-mean normaliser loop of exercise 4.4."""
+    rng = np.random.default_rng(seed)
+    return SimpleNamespace(
+        xs=rng.standard_normal((steps, batch, features)),
+        ys=rng.standard_normal((steps, batch, 1)),
+        w1=rng.standard_normal((features, hidden)) * 0.4,
+        w2=rng.standard_normal((hidden, 1)) * 0.4,
+        lr=0.05,
+    )
+
+
+def reference_train(lib, data):
+    """The fixed loop: the running mean is a constant for the step that uses it."""
+    w1 = lib.tensor(data.w1.copy(), requires_grad=True)
+    w2 = lib.tensor(data.w2.copy(), requires_grad=True)
+    running_mean = lib.zeros(data.w1.shape[1], dtype=lib.float64)
+    for x_np, y_np in zip(data.xs, data.ys):
+        features = (lib.tensor(x_np) @ w1).tanh()
+        loss = ((features - running_mean) @ w2 - lib.tensor(y_np)).pow(2).mean()
+        w1.grad = w2.grad = None
+        loss.backward()
+        running_mean = 0.9 * running_mean + 0.1 * features.detach().mean(0)
+        with lib.no_grad():
+            w1 -= data.lr * w1.grad
+            w2 -= data.lr * w2.grad
+    return w1, w2
+
+
+def _as_weights(result):
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return result
+    raise TypeError(f"train should return (w1, w2), not {type(result).__name__}")
+
+
+def check_fixed_loop(train):
+    """Exercise 4.4: `train(lib, data, ledger)` runs with flat saved memory and PyTorch's weights."""
+    label = "4.4"
+    hint = "stop the running mean from carrying each step's graph into the next step"
+    torch = _torch()
+    data = normaliser_data()
+    expected = [w.detach().numpy() for w in reference_train(torch, data)]
+    passes = _Passes(measure=True)
+    ledger = Ledger("your loop")
+    try:
+        with passes.watching():
+            result = _as_weights(train(ma, data, ledger))
+    except NotImplementedError:
+        return _not_done(label, hint)
+    except Exception as error:
+        step = len(passes.keep_graph)
+        if _is_freed_error(error):
+            return _wrong(
+                label,
+                f"your loop stopped at step {step} with the freed-graph error: something made "
+                f"in step {step - 1} still links to its graph. Hint: {hint}.",
+            )
+        return _raised(label, error, f"at step {step} of your loop, with mini_autograd")
+    steps = len(data.xs)
+    if len(passes.keep_graph) != steps:
+        return _wrong(
+            label,
+            f"your loop ran {len(passes.keep_graph)} backward passes for {steps} steps; keep one "
+            "per step.",
+        )
+    if any(passes.keep_graph):
+        return _wrong(
+            label,
+            f"your loop still passes retain_graph=True ({sum(passes.keep_graph)} of {steps} "
+            "steps); once nothing is carried over, no step needs it.",
+        )
+    held = passes.held
+    if len(set(held)) != 1:
+        grows = held.index(max(held)) + 1
+        return _wrong(
+            label,
+            f"the saved bytes held at backward are not flat: {held[0]} at step 1, {max(held)} at "
+            f"step {grows}. Something still carries earlier graphs along. Hint: {hint}.",
+        )
+    for name, got, want in zip(("w1", "w2"), result, expected):
+        problem = _grad_problem(np.asarray(got.detach().numpy()), want, atol=1e-8, rtol=1e-6)
+        if problem:
+            return _wrong(
+                label,
+                f"the final {name} {problem} compared with the reference loop run in PyTorch: "
+                "keep the update and the running mean as they were, and make the running mean a "
+                "constant for the step that uses it.",
+            )
+    try:
+        theirs = _as_weights(train(torch, data, Ledger("torch")))
+    except Exception as error:
+        return _raised(label, error, "with torch: write it with `lib` only")
+    for name, got, want in zip(("w1", "w2"), theirs, expected):
+        problem = _grad_problem(got.detach().numpy(), want, atol=1e-8, rtol=1e-6)
+        if problem:
+            return _wrong(label, f"run with torch, the final {name} {problem}.")
+    print(
+        f"Exercise {label}: correct ✓ — no retain_graph, {held[0]} saved bytes at every one of the "
+        f"{steps} steps, and the same final weights as PyTorch's reference loop."
+    )
+    return True

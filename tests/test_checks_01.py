@@ -1,0 +1,320 @@
+"""course.checks_01: each check accepts the solution, rejects plausible mistakes in plain words,
+says "not done yet" once for a stub, and leaves the engine as it found it."""
+
+from collections import deque
+
+import pytest
+
+import mini_autograd as ma
+from course import checks_01
+from mini_autograd.node import AccumulateGrad
+from mini_autograd.ops import recording
+from mini_autograd.tensor import Tensor
+
+ORIGINAL_DETACH = Tensor.detach
+ORIGINAL_EDGE_OF = recording.edge_of
+ORIGINAL_WANTS_GRAD = recording.wants_grad
+
+
+def stub(*args):
+    raise NotImplementedError("Exercise 1.x: stub")
+
+
+# --- the solutions (as in exercises/sources/01_the_graph.py) ----------------------------------
+
+
+def wants_grad(*tensors):
+    return ma.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def edge_of(tensor):
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor.requires_grad:
+        return (tensor._grad_accumulator(), 0)
+    return (None, 0)
+
+
+def detach(self):
+    out = Tensor._make(self._data)
+    out._version_owner = self if self._version_owner is None else self._version_owner
+    return out
+
+
+def walk(start_nodes):
+    order = list(dict.fromkeys(n for n in start_nodes if n is not None))
+    seen, queue = set(order), deque(order)
+    while queue:
+        for child, _ in queue.popleft().next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                order.append(child)
+                queue.append(child)
+    return order
+
+
+PREDICTIONS = {
+    "x": (True, True),
+    "noise": (False, True),
+    "y": (True, False),
+    "x_train": (True, False),
+    "y_train": (True, False),
+    "w": (True, True),
+    "prediction": (True, False),
+    "loss": (True, False),
+    "y_fixed": (False, True),
+    "x_val": (False, True),
+}
+
+
+# --- plausible mistakes -----------------------------------------------------------------------
+
+
+def wants_grad_ignoring_mode(*tensors):
+    return any(t.requires_grad for t in tensors)
+
+
+def wants_grad_all(*tensors):
+    return ma.is_grad_enabled() and all(t.requires_grad for t in tensors)
+
+
+def edge_of_fresh_accumulator(tensor):
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor.requires_grad:
+        return (AccumulateGrad(tensor), 0)
+    return (None, 0)
+
+
+def edge_of_output_zero(tensor):
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, 0)
+    return (tensor._grad_accumulator(), 0) if tensor.requires_grad else (None, 0)
+
+
+def edge_of_constants_too(tensor):
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    return (tensor._grad_accumulator(), 0)
+
+
+def detach_copy(self):
+    return Tensor._make(self._data.copy())
+
+
+def detach_no_version(self):
+    return Tensor._make(self._data)
+
+
+def detach_view_owner(self):
+    out = Tensor._make(self._data)
+    out._version_owner = self
+    return out
+
+
+def detach_in_place(self):
+    self.grad_fn, self.requires_grad = None, False
+    return self
+
+
+def walk_depth_first(start_nodes):
+    order = []
+
+    def visit(node):
+        if node is not None and node not in order:
+            order.append(node)
+            for child, _ in node.next_functions:
+                visit(child)
+
+    for node in start_nodes:
+        visit(node)
+    return order
+
+
+def walk_without_seen(start_nodes):
+    order = [n for n in start_nodes if n is not None]
+    queue = deque(order)
+    while queue:
+        for child, _ in queue.popleft().next_functions:
+            if child is not None:
+                order.append(child)
+                queue.append(child)
+    return order
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+CHECKS = {
+    "1.1": (checks_01.check_wants_grad, wants_grad),
+    "1.2": (checks_01.check_edge_of, edge_of),
+    "1.3": (checks_01.check_detach, detach),
+    "1.4": (checks_01.check_walk, walk),
+    "1.5": (checks_01.check_leaves, lambda: dict(PREDICTIONS)),
+}
+
+
+def run(capsys, check, answer):
+    result = check(answer)
+    return result, capsys.readouterr().out.splitlines()
+
+
+def engine_is_untouched():
+    return (
+        recording.edge_of is ORIGINAL_EDGE_OF
+        and ma.node.edge_of is ORIGINAL_EDGE_OF
+        and recording.wants_grad is ORIGINAL_WANTS_GRAD
+        and ma.ops.arithmetic.wants_grad is ORIGINAL_WANTS_GRAD
+        and Tensor.detach is ORIGINAL_DETACH
+        and ma.is_grad_enabled()
+    )
+
+
+@pytest.mark.parametrize("exercise_id", CHECKS)
+def test_solution_is_accepted(capsys, exercise_id):
+    check, solution = CHECKS[exercise_id]
+    result, lines = run(capsys, check, solution)
+    assert result is True
+    assert len(lines) == 1
+    assert lines[0].startswith(f"Exercise {exercise_id}: correct ✓")
+    assert engine_is_untouched()
+
+
+@pytest.mark.parametrize("exercise_id", CHECKS)
+def test_stub_says_not_done_yet_once(capsys, exercise_id):
+    check, _ = CHECKS[exercise_id]
+    result, lines = run(capsys, check, stub)
+    assert result is False
+    assert len(lines) == 1
+    assert lines[0].startswith(f"Exercise {exercise_id}: not done yet — ")
+    assert engine_is_untouched()
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "expected"),
+    [
+        (
+            checks_01.check_wants_grad,
+            wants_grad_ignoring_mode,
+            ["inside no_grad()", "should record nothing", "is_grad_enabled"],
+        ),
+        (
+            checks_01.check_wants_grad,
+            wants_grad_all,
+            ["should record MulBackward0", "any, not all"],
+        ),
+        (
+            checks_01.check_edge_of,
+            edge_of_fresh_accumulator,
+            ["w is used twice", "leads to a new node", "_grad_accumulator()"],
+        ),
+        (
+            checks_01.check_edge_of,
+            edge_of_output_zero,
+            ["should be (HalvesBackward, 1), yours is (HalvesBackward, 0)", "_output_nr"],
+        ),
+        (
+            checks_01.check_edge_of,
+            edge_of_constants_too,
+            ["edge 1 of MulBackward0", "should be (None, 0)"],
+        ),
+        (
+            checks_01.check_edge_of,
+            lambda t: t.grad_fn,
+            ["your edge_of returned None", "an edge is a pair"],
+        ),
+        (checks_01.check_detach, detach_copy, ["copies the data", "shares y's memory"]),
+        (
+            checks_01.check_detach,
+            detach_no_version,
+            ["y._version went up by 0, in PyTorch by 1", "_version_owner"],
+        ),
+        (
+            checks_01.check_detach,
+            detach_view_owner,
+            ["v[1:].detach().mul_(10)", "the tensor that owns it"],
+        ),
+        (checks_01.check_detach, detach_in_place, ["returned y itself"]),
+        (
+            checks_01.check_walk,
+            walk_depth_first,
+            ["position 3 holds ExpBackward0", "breadth first"],
+        ),
+        (
+            checks_01.check_walk,
+            walk_without_seen,
+            ["MulBackward0 is listed twice", "set of the nodes already seen"],
+        ),
+        (checks_01.check_walk, lambda start: start, ["missing from your list"]),
+    ],
+    ids=[
+        "wants_grad-ignores-no_grad",
+        "wants_grad-all-inputs",
+        "edge_of-fresh-AccumulateGrad",
+        "edge_of-output_nr-0",
+        "edge_of-constant-gets-AccumulateGrad",
+        "edge_of-not-a-pair",
+        "detach-copies",
+        "detach-own-version",
+        "detach-view-version",
+        "detach-in-place",
+        "walk-depth-first",
+        "walk-duplicates",
+        "walk-start-only",
+    ],
+)
+def test_plausible_mistake_is_explained_in_one_line(capsys, check, answer, expected):
+    result, lines = run(capsys, check, answer)
+    assert result is False
+    assert len(lines) == 1, lines
+    assert "Traceback" not in lines[0]
+    for words in expected:
+        assert words in lines[0], lines[0]
+    assert engine_is_untouched()
+
+
+def test_a_crash_inside_the_engine_is_reported_without_traceback(capsys):
+    def crashing(*tensors):
+        return tensors.requires_grad
+
+    result, lines = run(capsys, checks_01.check_wants_grad, crashing)
+    assert result is False
+    assert lines == [
+        "Exercise 1.1: your code raised AttributeError: 'tuple' object has no attribute "
+        "'requires_grad' (while mini_autograd ran operations with your wants_grad)."
+    ]
+    assert engine_is_untouched()
+
+
+def test_wrong_predictions_are_each_explained(capsys):
+    predictions = dict(PREDICTIONS, y_train=(False, True), x_val=(True, False))
+    result, lines = run(capsys, checks_01.check_leaves, lambda: predictions)
+    assert result is False
+    assert lines[0] == "Exercise 1.5: 2 of 10 predictions differ from PyTorch:"
+    assert lines[1].startswith("  y_train: you said (requires_grad=False, is_leaf=True); it is")
+    assert "reaches back through y to x" in lines[1]
+    assert lines[2].startswith("  x_val: you said (requires_grad=True, is_leaf=False)")
+    assert "no_grad()" in lines[2]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (lambda: [True, False], "return a dict"),
+        (lambda: {"x": (True, True)}, "no entry for noise, y, x_train"),
+        (lambda: dict(PREDICTIONS, w="yes"), "the entry for w is 'yes'"),
+    ],
+    ids=["not-a-dict", "missing-names", "not-booleans"],
+)
+def test_malformed_predictions_are_named(capsys, answer, expected):
+    result, lines = run(capsys, checks_01.check_leaves, answer)
+    assert result is False
+    assert len(lines) == 1
+    assert expected in lines[0]
+
+
+def test_leaves_program_agrees_between_libraries():
+    import torch
+
+    mine = {n: (t.requires_grad, t.is_leaf) for n, t in checks_01.leaves_program(ma).items()}
+    theirs = {n: (t.requires_grad, t.is_leaf) for n, t in checks_01.leaves_program(torch).items()}
+    assert mine == theirs == PREDICTIONS
