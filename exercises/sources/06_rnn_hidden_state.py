@@ -1,0 +1,241 @@
+# %% [markdown]
+# # Exercises 06 · RNN hidden-state pitfalls
+#
+# Four pieces, in the order of the chapter: the LSTM cell's forward pass, the seed's broken
+# regression loop, truncated backpropagation through time, and gradient clipping. Each check runs
+# your code with `mini_autograd` (inside the library where it belongs: your LSTM step replaces the
+# one `ma.nn.LSTM` calls at every time step) and compares it with PyTorch, from the same weights.
+#
+# Fill in each cell that says `raise NotImplementedError(...)`, then run the check below it. Until
+# you do, the check prints a "not done yet" line, so the notebook always runs top to bottom.
+# The answers are in `solutions/06_rnn_hidden_state.ipynb`.
+
+# %%
+import torch
+
+import mini_autograd as ma
+from course.checks_06 import (
+    check_clip_grad_norm,
+    check_lstm_step,
+    check_regression_loop,
+    check_tbptt,
+    make_regressor,
+    make_series,
+    regression_data,
+)
+
+torch.set_num_threads(1)
+
+# %% [markdown]
+# ## Exercise 6.1: the LSTM cell's forward pass
+#
+# Write one LSTM step with tensor operations, so that backward can go through it:
+#
+# $$
+# \begin{aligned}
+# [\,i \;\; f \;\; g \;\; o\,] &= x\, W_{ih}^\top + b_{ih} + h\, W_{hh}^\top + b_{hh}
+#   \quad\text{(four blocks of } H \text{ columns, in this order)}\\
+# c' &= \sigma(f) \odot c + \sigma(i) \odot \tanh(g)\\
+# h' &= \sigma(o) \odot \tanh(c')
+# \end{aligned}
+# $$
+#
+# `x` is `(batch, input)`, `h` and `c` are `(batch, H)`, `w_ih` is `(4H, input)`, `w_hh` is
+# `(4H, H)`, the biases `(4H,)`. Useful: `a @ b`, `w.t()`, slicing `gates[:, k * n : (k + 1) * n]`,
+# `.sigmoid()`, `.tanh()`, `*`, `+`. The check compares values and all seven gradients with
+# `torch.nn.LSTMCell`, then runs `ma.nn.LSTM` with your step over a sequence and compares it with
+# `torch.nn.LSTM`.
+
+
+# %%
+def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh):
+    """One LSTM step: returns (h_next, c_next) from x and state = (h, c)."""
+    ### BEGIN SOLUTION 6.1: the LSTM cell's forward
+    h, c = state
+    gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh
+    n = h.shape[-1]
+    i = gates[:, 0 * n : 1 * n].sigmoid()
+    f = gates[:, 1 * n : 2 * n].sigmoid()
+    g = gates[:, 2 * n : 3 * n].tanh()
+    o = gates[:, 3 * n : 4 * n].sigmoid()
+    c_next = f * c + i * g
+    h_next = o * c_next.tanh()
+    return h_next, c_next
+    ### END SOLUTION
+
+
+# %%
+check_lstm_step(lstm_step)
+
+# %% [markdown]
+# What a mistake looks like: here the last two blocks are swapped, the gates read as i, f, o, g
+# instead of PyTorch's i, f, g, o. The check recognises the order and says so.
+
+
+# %%
+def lstm_step_swapped(x, state, w_ih, w_hh, b_ih, b_hh):
+    h, c = state
+    gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh
+    n = h.shape[-1]
+    i, f = gates[:, :n].sigmoid(), gates[:, n : 2 * n].sigmoid()
+    o, g = gates[:, 2 * n : 3 * n].sigmoid(), gates[:, 3 * n :].tanh()
+    c_next = f * c + i * g
+    return o * c_next.tanh(), c_next
+
+
+check_lstm_step(lstm_step_swapped)
+
+# %% [markdown]
+# ## Exercise 6.2: fix a broken training loop
+#
+# This is the seed's regression program (chapter section 3), written once for both libraries.
+# It fails at the second epoch:
+
+# %%
+x_np, noise_np, start = regression_data()
+
+
+def broken_train_regression(lib, x_np, noise_np, start, n_epochs=5):
+    model = lib.nn.Linear(1, 1)
+    model.load_state_dict(start)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+
+    x = lib.tensor(x_np, requires_grad=True)
+    y = 1 + 2 * x + 0.3 * lib.tensor(noise_np)
+    x_train, y_train = x[:70], y[:70]
+
+    losses = []
+    for _ in range(n_epochs):
+        loss = lib.nn.functional.mse_loss(model(x_train), y_train)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+for lib in (ma, torch):
+    try:
+        broken_train_regression(lib, x_np, noise_np, start)
+    except RuntimeError as error:
+        print(f"{lib.__name__}: {str(error)[:70]}...")
+
+# %% [markdown]
+# Write `train_regression` with the same arguments: the same data, model, learning rate and
+# order of steps, but a loop that trains all `n_epochs` epochs. Return the list of losses
+# (`loss.item()` per epoch). The check runs it on both engines and compares the losses with the
+# correct ones; `retain_graph=True` makes the error go away but is not accepted (why? see the
+# chapter, section 6).
+
+
+# %%
+def train_regression(lib, x_np, noise_np, start, n_epochs=5):
+    """The seed's regression loop, fixed; returns the loss of every epoch."""
+    ### BEGIN SOLUTION 6.2: fix the regression loop
+    model = lib.nn.Linear(1, 1)
+    model.load_state_dict(start)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+
+    x = lib.tensor(x_np)  # the fix: the input needs no gradient, so y has no graph
+    y = 1 + 2 * x + 0.3 * lib.tensor(noise_np)
+    x_train, y_train = x[:70], y[:70]
+
+    losses = []
+    for _ in range(n_epochs):
+        loss = lib.nn.functional.mse_loss(model(x_train), y_train)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+    ### END SOLUTION
+
+
+# %%
+check_regression_loop(train_regression)
+
+# %% [markdown]
+# ## Exercise 6.3: truncated backpropagation through time
+#
+# `model = make_regressor(lib)` is an LSTM that predicts the next value of a series:
+# `prediction, state = model(seq, state)` takes a 1-D tensor of `T` values and a state
+# (`None` for zeros) and returns `T` predictions of shape `(T, 1)` and the final `(h, c)`.
+#
+# Write `train_tbptt(lib, model, series, window, lr=0.1)`: read the numpy array `series` in
+# consecutive chunks of `window` values, chunk `k` reading `series[k*window:(k+1)*window]` and
+# predicting `series[k*window+1:(k+1)*window+1]` (there are `(len(series) - 1) // window` chunks).
+# Start from `state = None`; each chunk starts from the state where the previous chunk ended, with
+# its **values** but without its graph. Per chunk: forward, `mse_loss`, `zero_grad`, `backward`,
+# `step` (SGD with `lr`). Return the list of the chunks' losses. The check compares them with
+# PyTorch's for windows 5 and 8.
+
+
+# %%
+def train_tbptt(lib, model, series, window, lr=0.1):
+    """Truncated BPTT over `series` in chunks of `window` steps; returns the loss of every chunk."""
+    ### BEGIN SOLUTION 6.3: truncated BPTT
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    state, losses = None, []
+    for k in range((len(series) - 1) // window):
+        seq = lib.tensor(series[k * window : (k + 1) * window])
+        target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
+        if state is not None:
+            state = tuple(s.detach() for s in state)  # keep the values, cut the graph
+        prediction, state = model(seq, state)
+        loss = lib.nn.functional.mse_loss(prediction, target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+    ### END SOLUTION
+
+
+# %%
+check_tbptt(train_tbptt)
+
+# %% [markdown]
+# Once it passes, look at what it trains: the loss of the last chunks for a few windows.
+
+# %%
+series = make_series()
+for window in (2, 5, 10):
+    try:
+        losses = train_tbptt(ma, make_regressor(ma), series, window)
+        print(f"window {window:>2}: {len(losses)} chunks, last loss {losses[-1]:.4f}")
+    except NotImplementedError:
+        print("(train_tbptt is not written yet)")
+        break
+
+# %% [markdown]
+# ## Exercise 6.4: gradient clipping
+#
+# Write `clip_grad_norm(parameters, max_norm)`, mini_autograd's version of
+# `torch.nn.utils.clip_grad_norm_`: compute the **joint** norm of all gradients,
+# $\text{total} = \sqrt{\sum_p \sum_j (\nabla p)_j^2}$ (skip parameters whose `.grad` is None);
+# when `max_norm / (total + 1e-6)` is below 1, multiply every gradient **in place** by it
+# (`p.grad.mul_(factor)`); return `total`, the norm before clipping. The check compares with
+# PyTorch and then trains a small LSTM with your function in place of `ma.nn.utils.clip_grad_norm_`.
+
+
+# %%
+def clip_grad_norm(parameters, max_norm):
+    """Scale the gradients of `parameters` in place so their joint norm is at most max_norm."""
+    ### BEGIN SOLUTION 6.4: gradient clipping
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = sum((g * g).sum().item() for g in grads) ** 0.5
+    factor = max_norm / (total + 1e-6)
+    if factor < 1:
+        for g in grads:
+            g.mul_(factor)
+    return total
+    ### END SOLUTION
+
+
+# %%
+check_clip_grad_norm(clip_grad_norm)
+
+# %% [markdown]
+# Done? Clipping keeps the size of a step in check; it does not shorten the graph. The
+# capstone (chapter 07) puts the pieces together: an LSTM cell, truncated BPTT and clipping,
+# trained on text with both engines.

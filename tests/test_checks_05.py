@@ -1,0 +1,216 @@
+"""The checkers of chapter 05 accept the solutions and explain plausible mistakes in one line."""
+
+import pytest
+
+import mini_autograd as ma
+from course import checks_05
+from mini_autograd.ops.elementwise import SigmoidBackward0
+
+
+def one_line(capsys):
+    out = capsys.readouterr().out
+    lines = out.strip().splitlines()
+    assert len(lines) == 1, out
+    return lines[0]
+
+
+# --- 5.1 ---------------------------------------------------------------------------------------
+
+
+def sigmoid_solution(self, g):
+    result = self.saved("result")
+    return (g * (result * (1 - result)),)
+
+
+def sigmoid_in_numpy(self, g):
+    s = self.saved("result").detach().numpy()
+    return (g * ma.tensor(s * (1 - s)),)
+
+
+def sigmoid_half_detached(self, g):
+    result = self.saved("result")
+    return (g * (result * (1 - result.detach())),)
+
+
+def sigmoid_with_tanh_formula(self, g):
+    result = self.saved("result")
+    return (g * (1 - result * result),)
+
+
+def sigmoid_without_tuple(self, g):
+    result = self.saved("result")
+    return g * (result * (1 - result))
+
+
+def stub(*args):
+    raise NotImplementedError("Exercise 5.x: stub")
+
+
+def test_sigmoid_backward_accepts_the_solution(capsys):
+    assert checks_05.check_sigmoid_backward(sigmoid_solution)
+    assert "Exercise 5.1: correct ✓" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "wrong, expected",
+    [
+        (sigmoid_in_numpy, "has no graph even with create_graph=True"),
+        (sigmoid_half_detached, "the first derivative is right, but the second derivative"),
+        (sigmoid_with_tanh_formula, "the first derivative differs from the reference"),
+        (sigmoid_without_tuple, "mind the comma"),
+        (stub, "Exercise 5.1: not done yet — "),
+    ],
+    ids=["numpy", "half-detached", "wrong-formula", "no-tuple", "stub"],
+)
+def test_sigmoid_backward_explains_mistakes(capsys, wrong, expected):
+    assert not checks_05.check_sigmoid_backward(wrong)
+    line = one_line(capsys)
+    assert line.startswith("Exercise 5.1: ")
+    assert expected in line
+
+
+def test_sigmoid_check_restores_the_engine():
+    checks_05.check_sigmoid_backward(sigmoid_in_numpy)
+    assert SigmoidBackward0.apply is not sigmoid_in_numpy
+    x = ma.tensor([0.3], dtype=ma.float64, requires_grad=True)
+    (g,) = ma.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
+    assert g.grad_fn is not None
+
+
+# --- 5.2 ---------------------------------------------------------------------------------------
+
+
+def hvp_solution(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    (hv,) = ma.autograd.grad((g * v).sum(), x)
+    return hv
+
+
+def hvp_without_create_graph(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x)
+    (hv,) = ma.autograd.grad((g * v).sum(), x)
+    return hv
+
+
+def hvp_gradient_times_v(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x)
+    return g * v
+
+
+def hvp_tuple(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    return ma.autograd.grad((g * v).sum(), x)
+
+
+def test_hvp_accepts_the_solution(capsys):
+    assert checks_05.check_hvp(hvp_solution)
+    assert "Exercise 5.2: correct ✓" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "wrong, expected",
+    [
+        (hvp_without_create_graph, "needs create_graph=True"),
+        (hvp_gradient_times_v, "equals the gradient times v"),
+        (hvp_tuple, "unpack it"),
+        (stub, "Exercise 5.2: not done yet — "),
+    ],
+    ids=["no-create-graph", "gradient-times-v", "tuple", "stub"],
+)
+def test_hvp_explains_mistakes(capsys, wrong, expected):
+    assert not checks_05.check_hvp(wrong)
+    line = one_line(capsys)
+    assert line.startswith("Exercise 5.2: ")
+    assert expected in line
+
+
+# --- 5.3 ---------------------------------------------------------------------------------------
+
+
+def penalty_solution(lib, critic, x_hat):
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+
+
+def penalty_without_create_graph(lib, critic, x_hat):
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat)
+    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+
+
+def penalty_one_norm_for_the_batch(lib, critic, x_hat):
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return ((g * g).sum().sqrt() - 1) ** 2
+
+
+def penalty_with_backward(lib, critic, x_hat):
+    critic(x_hat).sum().backward(create_graph=True)
+    g = x_hat.grad
+    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+
+
+def test_gradient_penalty_accepts_the_solution(capsys):
+    assert checks_05.check_gradient_penalty(penalty_solution)
+    assert "Exercise 5.3: correct ✓" in one_line(capsys)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize(
+    "wrong, expected",
+    [
+        (penalty_without_create_graph, "computed without create_graph=True"),
+        (penalty_one_norm_for_the_batch, "one norm for the whole batch"),
+        (penalty_with_backward, "filled the critic's .grad"),
+        (stub, "Exercise 5.3: not done yet — "),
+    ],
+    ids=["no-create-graph", "batch-norm", "backward", "stub"],
+)
+def test_gradient_penalty_explains_mistakes(capsys, wrong, expected):
+    assert not checks_05.check_gradient_penalty(wrong)
+    line = one_line(capsys)
+    assert line.startswith("Exercise 5.3: ")
+    assert expected in line
+
+
+# --- 5.4 ---------------------------------------------------------------------------------------
+
+
+def hessian_solution(f, x):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    return ma.stack([ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
+
+
+def hessian_without_retain_graph(f, x):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    return ma.stack([ma.autograd.grad(g[i], x)[0] for i in range(x.shape[0])])
+
+
+def hessian_without_create_graph(f, x):
+    (g,) = ma.autograd.grad(f(x), x)
+    return ma.stack([ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
+
+
+def hessian_returns_gradient(f, x):
+    (g,) = ma.autograd.grad(f(x), x)
+    return g
+
+
+def test_hessian_accepts_the_solution(capsys):
+    assert checks_05.check_hessian(hessian_solution)
+    assert "Exercise 5.4: correct ✓" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "wrong, expected",
+    [
+        (hessian_without_retain_graph, "Pass retain_graph=True"),
+        (hessian_without_create_graph, "needs create_graph=True"),
+        (hessian_returns_gradient, "one row per entry of x"),
+        (stub, "Exercise 5.4: not done yet — "),
+    ],
+    ids=["no-retain-graph", "no-create-graph", "gradient", "stub"],
+)
+def test_hessian_explains_mistakes(capsys, wrong, expected):
+    assert not checks_05.check_hessian(wrong)
+    line = one_line(capsys)
+    assert line.startswith("Exercise 5.4: ")
+    assert expected in line

@@ -1,0 +1,242 @@
+"""course.checks_06: each check accepts a right answer and explains plausible wrong ones."""
+
+import numpy as np
+import pytest
+
+import mini_autograd as ma
+from course.checks_06 import (
+    check_clip_grad_norm,
+    check_lstm_step,
+    check_regression_loop,
+    check_tbptt,
+)
+
+
+def one_line(capsys):
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def not_done(*args):
+    raise NotImplementedError("Exercise 6.x: stub")
+
+
+# --- 6.1 ---------------------------------------------------------------------------------------
+
+
+def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh, order="ifgo", old_c=False, outside=False):
+    h, c = state
+    gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh
+    if outside:  # computed in numpy, outside the graph
+        gates = ma.tensor(gates.detach().numpy())
+    n = h.shape[-1]
+    block = {name: gates[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
+    c_next = block["f"].sigmoid() * c + block["i"].sigmoid() * block["g"].tanh()
+    return block["o"].sigmoid() * (c if old_c else c_next).tanh(), c_next
+
+
+def test_lstm_step_accepts_the_solution(capsys):
+    assert check_lstm_step(lstm_step) is True
+    assert one_line(capsys).startswith("Exercise 6.1: correct ✓")
+
+
+def test_lstm_step_accepts_the_library_step(capsys):
+    from mini_autograd.nn.layers import lstm_step as library_step
+
+    assert check_lstm_step(library_step) is True
+    assert "correct" in one_line(capsys)
+
+
+def test_lstm_step_stub_is_not_done_yet(capsys):
+    assert check_lstm_step(not_done) is False
+    assert one_line(capsys).startswith("Exercise 6.1: not done yet — ")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"order": "ifog"}, "order i, f, o, g; PyTorch stacks"),
+        ({"order": "igfo"}, "order i, g, f, o"),
+        ({"old_c": True}, "c_next is right but h_next differs"),
+        ({"outside": True}, "no gradient reached `x`"),
+    ],
+    ids=["o-g-swapped", "f-g-swapped", "old-cell-state", "outside-the-graph"],
+)
+def test_lstm_step_explains_mistakes(capsys, kwargs, expected):
+    assert check_lstm_step(lambda *args: lstm_step(*args, **kwargs)) is False
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.1: ") and expected in line, line
+
+
+def test_lstm_step_wrong_type_and_exception(capsys):
+    assert (
+        check_lstm_step(lambda *args: tuple(t.detach().numpy() for t in lstm_step(*args))) is False
+    )
+    assert "not a mini_autograd tensor" in one_line(capsys)
+    assert check_lstm_step(lambda x, state, *w: (x @ w[1], state[1])) is False
+    assert "your code raised RuntimeError: mat1 and mat2 shapes" in one_line(capsys)
+    assert check_lstm_step(lambda x, state, *w: x) is False
+    assert "must return a pair (h_next, c_next)" in one_line(capsys)
+
+
+# --- 6.2 ---------------------------------------------------------------------------------------
+
+
+def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
+    model = lib.nn.Linear(1, 1)
+    model.load_state_dict(start)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+    x = lib.tensor(x_np, requires_grad=variant in ("broken", "retain", "detach-target"))
+    y = 1 + 2 * x + 0.3 * lib.tensor(noise_np)
+    x_train, y_train = x[:70], y[:70]
+    if variant == "detach-target":
+        y_train = y_train.detach()
+    losses = []
+    for _ in range(n_epochs):
+        target = y_train
+        if variant == "new-noise":
+            target = (1 + 2 * x + 0.3 * lib.randn(100, 1))[:70]
+        loss = lib.nn.functional.mse_loss(model(x_train), target)
+        optimizer.zero_grad()
+        loss.backward(retain_graph=variant == "retain")
+        optimizer.step()
+        losses.append(loss.item())
+    return None if variant == "no-return" else losses
+
+
+@pytest.mark.parametrize("variant", ["fixed", "detach-target"])
+def test_regression_accepts_right_fixes(capsys, variant):
+    fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
+    assert check_regression_loop(fn) is True
+    assert one_line(capsys).startswith("Exercise 6.2: correct ✓")
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        ("broken", "backward still goes through the freed graph"),
+        ("retain", "retain_graph=True"),
+        ("new-noise", "the loss of epoch 0 is"),
+        ("no-return", "returned None"),
+    ],
+)
+def test_regression_explains_mistakes(capsys, variant, expected):
+    fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
+    assert check_regression_loop(fn) is False
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.2: ") and expected in line, line
+
+
+def test_regression_stub_is_not_done_yet(capsys):
+    assert check_regression_loop(not_done) is False
+    assert one_line(capsys).startswith("Exercise 6.2: not done yet — ")
+
+
+# --- 6.3 ---------------------------------------------------------------------------------------
+
+
+def tbptt(lib, model, series, window, lr=0.1, variant="right"):
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    state, losses = None, []
+    for k in range((len(series) - 1) // window):
+        shift = 1 if variant == "off-by-one" else 0
+        seq = lib.tensor(series[k * window + shift : (k + 1) * window + shift])
+        target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
+        if state is not None:
+            if variant in ("right", "off-by-one", "no-step"):
+                state = tuple(s.detach() for s in state)
+            elif variant == "unassigned":
+                for s in state:
+                    s.detach()
+            elif variant == "reinit":
+                state = None
+        prediction, state = model(seq, state)
+        loss = lib.nn.functional.mse_loss(prediction, target)
+        optimizer.zero_grad()
+        loss.backward(retain_graph=variant == "retain")
+        if variant != "no-step":
+            optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_tbptt_accepts_the_solution(capsys):
+    assert check_tbptt(tbptt) is True
+    assert one_line(capsys).startswith("Exercise 6.3: correct ✓")
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        ("carried", "reaches into the first chunk's freed graph"),
+        ("unassigned", "and assign it"),
+        ("retain", "retain_graph=True plus optimizer.step()"),
+        ("reinit", "you start every chunk from zeros"),
+        ("no-step", "call optimizer.step()"),
+        ("off-by-one", "Chunk k reads series[k*window:(k+1)*window]"),
+    ],
+)
+def test_tbptt_explains_mistakes(capsys, variant, expected):
+    fn = lambda *args: tbptt(*args, variant=variant)  # noqa: E731
+    assert check_tbptt(fn) is False
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.3: window 5: ") and expected in line, line
+
+
+def test_tbptt_stub_is_not_done_yet(capsys):
+    assert check_tbptt(not_done) is False
+    assert one_line(capsys).startswith("Exercise 6.3: not done yet — ")
+
+
+# --- 6.4 ---------------------------------------------------------------------------------------
+
+
+def clip(parameters, max_norm, variant="right"):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norms = [float(np.sqrt((g.numpy().astype(np.float64) ** 2).sum())) for g in grads]
+    total = float(np.sqrt(sum(n**2 for n in norms)))
+    factor = max_norm / (total + 1e-6)
+    if variant == "each":
+        for g, n in zip(grads, norms):
+            if n > max_norm:
+                g.mul_(max_norm / (n + 1e-6))
+        return total
+    if factor < 1 or variant == "always":
+        if variant == "replace":
+            for p in parameters:
+                p.grad = p.grad * factor
+        else:
+            for g in grads:
+                g.mul_(factor)
+    if variant == "after":
+        return min(total, max_norm)
+    return total
+
+
+def test_clip_accepts_the_solution_and_the_library(capsys):
+    assert check_clip_grad_norm(clip) is True
+    assert one_line(capsys).startswith("Exercise 6.4: correct ✓")
+    assert check_clip_grad_norm(ma.nn.utils.clip_grad_norm_) is True
+    assert "correct" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        ("each", "each gradient was clipped on its own"),
+        ("always", "must stay unchanged"),
+        ("after", "norm after clipping"),
+        ("replace", "in place"),
+    ],
+)
+def test_clip_explains_mistakes(capsys, variant, expected):
+    fn = lambda ps, m: clip(list(ps), m, variant=variant)  # noqa: E731
+    assert check_clip_grad_norm(fn) is False
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.4: ") and expected in line, line
+
+
+def test_clip_stub_is_not_done_yet(capsys):
+    assert check_clip_grad_norm(not_done) is False
+    assert one_line(capsys).startswith("Exercise 6.4: not done yet — ")

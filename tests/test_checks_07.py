@@ -1,0 +1,319 @@
+"""The chapter 07 checkers accept the solutions and explain plausible wrong answers in words."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from course import checks_07
+
+TEXT = (Path(__file__).resolve().parent.parent / "data" / "sonnets.txt").read_text("utf-8")
+CHARS = sorted(set(TEXT.split("\n", 1)[1]))
+V = len(CHARS)
+INDEX = {c: i for i, c in enumerate(CHARS)}
+
+
+def one_hot(lib, ids):
+    return lib.tensor(np.eye(V, dtype=np.float32)[ids])
+
+
+def encode(s):
+    return np.array([INDEX[c] for c in s], dtype=np.int64)
+
+
+def decode(ids):
+    return "".join(CHARS[int(i)] for i in ids)
+
+
+def one_line(capsys):
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out
+
+
+def not_done(*args, **kwargs):
+    raise NotImplementedError("Exercise 7.k: stub")
+
+
+# --- 7.1 ----------------------------------------------------------------------------------------
+
+
+def make_chunks(ids, batch_size, seq_len):
+    n = (len(ids) - 1) // batch_size
+    inputs = ids[: n * batch_size].reshape(batch_size, n).T
+    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
+    return [
+        (inputs[k : k + seq_len], targets[k : k + seq_len])
+        for k in range(0, n - seq_len + 1, seq_len)
+    ]
+
+
+def chunks_targets_equal_inputs(ids, batch_size, seq_len):
+    return [(x, x.copy()) for x, _ in make_chunks(ids, batch_size, seq_len)]
+
+
+def chunks_batch_first(ids, batch_size, seq_len):
+    return [(x.T, y.T) for x, y in make_chunks(ids, batch_size, seq_len)]
+
+
+def chunks_consecutive(ids, batch_size, seq_len):
+    """Consecutive pieces of the text side by side: columns do not continue across chunks."""
+    span = batch_size * seq_len
+    out = []
+    for start in range(0, len(ids) - span, span):
+        x = ids[start : start + span].reshape(batch_size, seq_len).T
+        y = ids[start + 1 : start + span + 1].reshape(batch_size, seq_len).T
+        out.append((x, y))
+    return out
+
+
+def chunks_keep_last(ids, batch_size, seq_len):
+    n = (len(ids) - 1) // batch_size
+    inputs = ids[: n * batch_size].reshape(batch_size, n).T
+    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
+    return [(inputs[k : k + seq_len], targets[k : k + seq_len]) for k in range(0, n, seq_len)]
+
+
+def test_chunks_accepts_the_solution(capsys):
+    assert checks_07.check_chunks(make_chunks)
+    assert "Exercise 7.1: correct ✓" in one_line(capsys)
+
+
+def test_chunks_not_done(capsys):
+    assert not checks_07.check_chunks(not_done)
+    assert one_line(capsys).startswith("Exercise 7.1: not done yet — ")
+
+
+@pytest.mark.parametrize(
+    "wrong, words",
+    [
+        (chunks_targets_equal_inputs, "targets of chunk 0 equal its inputs"),
+        (chunks_batch_first, "time first, then batch"),
+        (chunks_consecutive, "must continue, chunk after chunk"),
+        (chunks_keep_last, "complete chunks"),
+    ],
+    ids=["targets-not-shifted", "batch-first", "consecutive-pieces", "incomplete-chunk"],
+)
+def test_chunks_explains_mistakes(capsys, wrong, words):
+    assert not checks_07.check_chunks(wrong)
+    out = one_line(capsys)
+    assert out.startswith("Exercise 7.1: ") and words in out, out
+    assert "Traceback" not in out
+
+
+# --- 7.2 ----------------------------------------------------------------------------------------
+
+
+def train_chunk(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), (h.detach(), c.detach())
+
+
+def train_no_detach(lib, model, optimizer, x, y, state):
+    logits, state = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), state
+
+
+def train_retain_graph(lib, model, optimizer, x, y, state):
+    logits, state = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+    return loss.item(), tuple(state)
+
+
+def train_no_zero_grad(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    loss.backward()
+    optimizer.step()
+    return loss.item(), (h.detach(), c.detach())
+
+
+def train_no_step(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    return loss.item(), (h.detach(), c.detach())
+
+
+def train_zero_state(lib, model, optimizer, x, y, state):
+    loss, (h, c) = train_chunk(lib, model, optimizer, x, y, state)
+    return loss, (lib.zeros(*h.shape), lib.zeros(*c.shape))
+
+
+def train_ignores_state(lib, model, optimizer, x, y, state):
+    return train_chunk(lib, model, optimizer, x, y, None)
+
+
+def test_train_chunk_accepts_the_solution(capsys):
+    assert checks_07.check_train_chunk(train_chunk, CHARS)
+    assert "Exercise 7.2: correct ✓" in one_line(capsys)
+
+
+def test_train_chunk_not_done(capsys):
+    assert not checks_07.check_train_chunk(not_done, CHARS)
+    assert one_line(capsys).startswith("Exercise 7.2: not done yet — ")
+
+
+@pytest.mark.parametrize(
+    "wrong, words",
+    [
+        (train_no_detach, "still has a grad_fn"),
+        (train_retain_graph, "still has a grad_fn"),
+        (train_no_zero_grad, "call optimizer.zero_grad()"),
+        (train_no_step, "call optimizer.step()"),
+        (train_zero_state, "is all zeros"),
+        (train_ignores_state, "pass the state you were given"),
+    ],
+    ids=["no-detach", "retain-graph", "no-zero-grad", "no-step", "zero-state", "ignores-state"],
+)
+def test_train_chunk_explains_mistakes(capsys, wrong, words):
+    assert not checks_07.check_train_chunk(wrong, CHARS)
+    out = one_line(capsys)
+    assert out.startswith("Exercise 7.2: ") and words in out, out
+
+
+def test_train_chunk_explains_the_freed_graph_error():
+    """The error itself, when it happens before the state is inspected, gets the same advice."""
+    error = RuntimeError("Trying to backward through the graph a second time (or ...")
+    assert "h.detach()" in checks_07._runtime_advice(1, error)
+    inplace = RuntimeError(
+        "one of the variables needed for gradient computation has been "
+        "modified by an inplace operation"
+    )
+    assert "retain_graph=True" in checks_07._runtime_advice(1, inplace)
+
+
+# --- 7.3 ----------------------------------------------------------------------------------------
+
+
+def sample(lib, model, prefix, length, temperature=1.0, seed=0, carry=True, grad=False):
+    rng = np.random.default_rng(seed)
+    generated = []
+    with lib.set_grad_enabled(grad):
+        logits, state = model(one_hot(lib, encode(prefix)[:, None]))
+        for _ in range(length):
+            scores = logits[-1, 0].detach().numpy().astype(np.float64)
+            if temperature == 0:
+                next_id = int(np.argmax(scores))
+            else:
+                p = np.exp((scores - scores.max()) / temperature)
+                next_id = int(rng.choice(V, p=p / p.sum()))
+            generated.append(next_id)
+            logits, state = model(one_hot(lib, np.array([[next_id]])), state if carry else None)
+    return prefix + decode(generated)
+
+
+def sample_with_graph(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, temperature, seed, grad=True)
+
+
+def sample_no_carry(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, temperature, seed, carry=False)
+
+
+def sample_ignores_temperature(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, 1.0 if temperature else 0, seed)
+
+
+def sample_without_prefix(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, temperature, seed)[len(prefix) :]
+
+
+def sample_one_short(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length - 1, temperature, seed)
+
+
+def test_sample_accepts_the_solution(capsys):
+    assert checks_07.check_sample(sample, CHARS)
+    assert "Exercise 7.3: correct ✓" in one_line(capsys)
+
+
+def test_sample_not_done(capsys):
+    assert not checks_07.check_sample(not_done, CHARS)
+    assert one_line(capsys).startswith("Exercise 7.3: not done yet — ")
+
+
+@pytest.mark.parametrize(
+    "wrong, words",
+    [
+        (sample_with_graph, "with lib.no_grad()"),
+        (sample_no_carry, "pass the state from each call to the next"),
+        (sample_ignores_temperature, "divide the scores by the temperature"),
+        (sample_without_prefix, "does not start with the prefix"),
+        (sample_one_short, "expected 12"),
+    ],
+    ids=["records-graph", "no-carry", "no-temperature", "no-prefix", "too-short"],
+)
+def test_sample_explains_mistakes(capsys, wrong, words):
+    assert not checks_07.check_sample(wrong, CHARS)
+    out = one_line(capsys)
+    assert out.startswith("Exercise 7.3: ") and words in out, out
+
+
+# --- 7.4 ----------------------------------------------------------------------------------------
+
+
+def perplexity(lib, model, chunks, carry=True, grad=False, exponent=True):
+    total, count, state = 0.0, 0, None
+    with lib.set_grad_enabled(grad):
+        for x, y in chunks:
+            logits, state = model(one_hot(lib, x), state if carry else None)
+            target = lib.tensor(y.reshape(-1))
+            loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), target, reduction="sum")
+            total += loss.item()
+            count += y.size
+    return math.exp(total / count) if exponent else total / count
+
+
+def test_perplexity_accepts_the_solution(capsys):
+    assert checks_07.check_perplexity(perplexity, CHARS)
+    assert "Exercise 7.4: correct ✓" in one_line(capsys)
+
+
+def test_perplexity_not_done(capsys):
+    assert not checks_07.check_perplexity(not_done, CHARS)
+    assert one_line(capsys).startswith("Exercise 7.4: not done yet — ")
+
+
+@pytest.mark.parametrize(
+    "wrong, words",
+    [
+        (lambda lib, m, c: perplexity(lib, m, c, exponent=False), "its exponential"),
+        (lambda lib, m, c: perplexity(lib, m, c, carry=False), "carry the state"),
+        (lambda lib, m, c: perplexity(lib, m, c, grad=True), "with lib.no_grad()"),
+        (lambda lib, m, c: 1 / 0, "ZeroDivisionError"),
+        (lambda lib, m, c: "about 60", "could not be checked"),
+    ],
+    ids=["mean-loss", "state-reset", "records-graph", "raises", "not-a-number"],
+)
+def test_perplexity_explains_mistakes(capsys, wrong, words):
+    assert not checks_07.check_perplexity(wrong, CHARS)
+    out = one_line(capsys)
+    assert out.startswith("Exercise 7.4: ") and words in out, out
+
+
+# --- the references agree with PyTorch ----------------------------------------------------------
+
+
+def test_reference_sample_is_the_same_on_both_engines():
+    ours, theirs = checks_07.twin_models(V, seed=1)
+    import torch
+
+    import mini_autograd as ma
+
+    a = checks_07.reference_sample(ma, ours, "the ", 30, 0.8, 2, CHARS)
+    b = checks_07.reference_sample(torch, theirs, "the ", 30, 0.8, 2, CHARS)
+    assert a == b
