@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 WORKERS ?= 2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test lint format notebooks exercises clean
+.PHONY: setup lab test lint format notebooks exercises slides site bench clean
 
 setup: $(STAMP)
 
@@ -50,6 +50,18 @@ notebooks: $(STAMP)
 
 exercises: $(STAMP)
 	$(BIN)/python -m course.build_exercises
+
+# reveal.js decks of the chapters in build/slides/, and the course as a web site in build/site/;
+# the first run fetches reveal.js and MathJax with npm into build/vendor/.
+slides: $(STAMP)
+	$(BIN)/python -m course.slides
+
+site: $(STAMP)
+	$(BIN)/python -m course.site
+
+# mini_autograd against torch on the CPU; prints a table, writes benchmarks/results/latest.md.
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,114 @@
+"""The static site and the slide decks, opened in a real browser (Debian's headless Chromium).
+
+Every page loads without console errors and without a request that leaves the disk; every graph
+picture (an SVG from Graphviz) is there with a non-zero size; the navigation links the pages in
+order; each deck starts reveal.js with the slide count that course.slides prints. One chapter's
+screenshot is saved as build/test-artifacts/chapter-NN.png.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from headless_chromium import Chromium
+
+from course import site, slides
+from course.vendor import VendorError
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "build" / "test-artifacts"
+CHROMIUM = shutil.which("chromium")
+PAGES = site.course_pages()
+CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (apt-get install chromium; .ci/run installs it)",
+)
+
+# For each SVG output on the page: [width, height, drawn by Graphviz?]
+SVG_SIZES = """[...document.querySelectorAll('.jp-RenderedSVG')].map(output => {
+    const svg = output.querySelector('svg');
+    const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+    return [box.width, box.height, Boolean(svg && svg.querySelector('g.graph'))];
+})"""
+NAV_LINKS = "[...document.querySelectorAll('nav.course-nav a')].map(a => a.getAttribute('href'))"
+INDEX_LINKS = "[...document.querySelectorAll('main li a')].map(a => a.getAttribute('href'))"
+SCROLL_TO_PICTURE = "document.querySelector('.jp-RenderedSVG')?.scrollIntoView({block: 'center'})"
+REVEAL_SLIDES = """new Promise(done => Reveal.isReady() ? done() : Reveal.on('ready', done))
+    .then(() => Reveal.getTotalSlides())"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The site and the decks, built into a temporary folder: (site folder, {deck: SlideCount})."""
+    out = tmp_path_factory.mktemp("web")
+    try:
+        site.build(out / "site")
+        decks = slides.build(out / "slides")
+    except VendorError as error:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"cannot fetch reveal.js and MathJax: {error}")
+    return out / "site", {deck.name: (deck, count) for deck, count in decks.items()}
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One headless Chromium with a fresh profile, shared by this module's tests."""
+    with Chromium(CHROMIUM, tmp_path_factory.mktemp("chromium-profile")) as chromium:
+        yield chromium
+
+
+def svg_outputs(path: Path) -> list[str]:
+    """The image/svg+xml outputs that the notebook at ``path`` stores, in order."""
+    nb = nbformat.read(path, as_version=4)
+    cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+    outputs = [output for cell in cells for output in cell.outputs]
+    return [o.data["image/svg+xml"] for o in outputs if "image/svg+xml" in o.get("data", {})]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page.href for page in PAGES])
+def test_page_loads_cleanly_with_its_pictures(built, browser, page):
+    assert browser.open((built[0] / page.href).as_uri()) == []
+    sizes, svgs = browser.evaluate(SVG_SIZES), svg_outputs(page.source)
+    shown, graphs = len(sizes), sum('class="graph"' in svg for svg in svgs)
+    assert shown == len(svgs), "every SVG output is on the page"
+    assert [size for size in sizes if not (size[0] > 0 and size[1] > 0)] == [], "zero size"
+    assert sum(from_graphviz for *_, from_graphviz in sizes) >= graphs, "Graphviz drew them"
+    assert browser.evaluate("window.MathJax.version").startswith("3.")
+
+
+@pytest.mark.parametrize("index", range(len(PAGES)), ids=[page.href for page in PAGES])
+def test_navigation_links_previous_contents_next(built, browser, index):
+    browser.open((built[0] / PAGES[index].href).as_uri())
+    neighbours = [PAGES[i].href for i in (index - 1, index + 1) if 0 <= i < len(PAGES)]
+    links = browser.evaluate(NAV_LINKS)
+    assert links[: len(links) // 2] == links[len(links) // 2 :], "the same bar above and below"
+    assert set(links) == {"index.html", *neighbours}
+
+
+def test_index_lists_every_page_with_its_title(built, browser):
+    assert browser.open((built[0] / "index.html").as_uri()) == []
+    assert browser.evaluate(INDEX_LINKS) == [page.href for page in PAGES]
+    text = browser.evaluate("document.querySelector('main').innerText")
+    assert all(page.title in text for page in PAGES)
+
+
+def test_screenshot_of_a_chapter(built, browser):
+    chapter = (CHAPTERS[1:] or CHAPTERS)[0]  # chapter 01 where it exists, else the welcome
+    browser.open((built[0] / f"{chapter.stem}.html").as_uri())
+    browser.evaluate(SCROLL_TO_PICTURE)
+    shot = browser.screenshot(ARTIFACTS / f"chapter-{chapter.stem[:2]}.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_deck_runs_offline_with_every_slide(built, browser, chapter):
+    deck, count = built[1][f"{chapter.stem}.slides.html"]
+    assert browser.open(deck.as_uri()) == []
+    assert browser.evaluate(REVEAL_SLIDES) == count.views, (
+        "reveal.js shows what course.slides counts"
+    )
