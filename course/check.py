@@ -21,6 +21,23 @@ import numpy as np
 DEFAULT_HINT = "replace the `raise NotImplementedError(...)` line with your code"
 
 
+def not_done(exercise_id: str, hint: str) -> bool:
+    """Print the one "not done yet" line of an unfilled exercise; return False."""
+    print(f"Exercise {exercise_id}: not done yet — {hint}")
+    return False
+
+
+def wrong(exercise_id: str, text: str, hint: str = "") -> bool:
+    """Print what is wrong with an answer (and a hint), in one line; return False."""
+    print(f"Exercise {exercise_id}: {text}" + (f" Hint: {hint}" if hint else ""))
+    return False
+
+
+def raised(exercise_id: str, error: BaseException, where: str) -> bool:
+    """Report an exception from the learner's code in one line instead of a traceback."""
+    return wrong(exercise_id, f"your code raised {type(error).__name__}: {error} ({where}).")
+
+
 def numeric_derivative(f: Callable[[np.ndarray], np.ndarray], eps: float = 1e-6) -> Callable:
     """Return x -> the elementwise central-difference derivative of the elementwise ``f``."""
 

@@ -21,6 +21,9 @@ from unittest import mock
 import numpy as np
 
 import mini_autograd as ma
+from course.check import not_done as _not_done
+from course.check import raised as _raised
+from course.check import wrong as _wrong
 from mini_autograd import node as ma_node
 from mini_autograd import viz as ma_viz
 from mini_autograd.ops import recording
@@ -28,21 +31,6 @@ from mini_autograd.ops import recording
 
 class _Stop(Exception):
     """Raised by a check to end it with one message."""
-
-
-def _not_done(exercise_id, hint):
-    print(f"Exercise {exercise_id}: not done yet — {hint}")
-    return False
-
-
-def _wrong(exercise_id, text, hint=""):
-    print(f"Exercise {exercise_id}: {text}" + (f" Hint: {hint}" if hint else ""))
-    return False
-
-
-def _raised(exercise_id, error, where):
-    print(f"Exercise {exercise_id}: your code raised {type(error).__name__}: {error} ({where}).")
-    return False
 
 
 def _torch():

@@ -18,6 +18,9 @@ from unittest import mock
 import numpy as np
 
 import mini_autograd as ma
+from course.check import not_done as _not_done
+from course.check import raised as _raised
+from course.check import wrong as _wrong
 from mini_autograd.ops import arithmetic
 from mini_autograd.ops.elementwise import ExpBackward0
 from mini_autograd.ops.recording import as_tensor, record, save, wants_grad
@@ -27,20 +30,6 @@ from mini_autograd.tensor import Tensor
 
 class _Mistake(Exception):
     """Something the learner's code did that the check explains in words."""
-
-
-def _not_done(exercise_id, hint):
-    print(f"Exercise {exercise_id}: not done yet — {hint}")
-    return False
-
-
-def _wrong(exercise_id, text):
-    print(f"Exercise {exercise_id}: {text}")
-    return False
-
-
-def _raised(exercise_id, error, where):
-    return _wrong(exercise_id, f"your code raised {type(error).__name__}: {error} ({where}).")
 
 
 def _torch():

@@ -19,24 +19,13 @@ from unittest import mock
 import numpy as np
 
 import mini_autograd as ma
+from course.check import not_done as _not_done
+from course.check import raised as _raised
+from course.check import wrong as _wrong
 from mini_autograd import engine
 from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
 from mini_autograd.node import Node
 from mini_autograd.saved import FREED_MESSAGE, SavedTensor
-
-
-def _not_done(exercise_id, hint):
-    print(f"Exercise {exercise_id}: not done yet — {hint}")
-    return False
-
-
-def _wrong(exercise_id, text):
-    print(f"Exercise {exercise_id}: {text}")
-    return False
-
-
-def _raised(exercise_id, error, where):
-    return _wrong(exercise_id, f"your code raised {type(error).__name__}: {error} ({where}).")
 
 
 def _torch():
