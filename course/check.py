@@ -38,6 +38,26 @@ def raised(exercise_id: str, error: BaseException, where: str) -> bool:
     return wrong(exercise_id, f"your code raised {type(error).__name__}: {error} ({where}).")
 
 
+def gradient_problem(got: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5) -> str | None:
+    """How the gradient ``got`` (array or None) differs from ``expected``, or None when it matches."""
+    if got is None or expected is None:
+        if got is None and expected is None:
+            return None
+        return "is missing (None)" if got is None else "should be None"
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    if got.shape != expected.shape:
+        return f"has shape {got.shape}, expected {expected.shape}"
+    if np.allclose(got, expected, atol=atol, rtol=rtol):
+        return None
+    error = np.abs(got - expected)
+    worst = np.unravel_index(np.argmax(np.nan_to_num(error, nan=np.inf)), error.shape)
+    index = tuple(int(i) for i in worst)
+    return (
+        f"differs by up to {float(error[worst]):.3g} (at index {index}: "
+        f"expected {float(expected[worst]):.6g}, got {float(got[worst]):.6g})"
+    )
+
+
 def numeric_derivative(f: Callable[[np.ndarray], np.ndarray], eps: float = 1e-6) -> Callable:
     """Return x -> the elementwise central-difference derivative of the elementwise ``f``."""
 

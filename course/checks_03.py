@@ -18,6 +18,7 @@ from unittest import mock
 import numpy as np
 
 import mini_autograd as ma
+from course.check import gradient_problem as _grad_problem
 from course.check import not_done as _not_done
 from course.check import raised as _raised
 from course.check import wrong as _wrong
@@ -36,26 +37,6 @@ def _torch():
     import torch
 
     return torch
-
-
-def _grad_problem(got, expected, atol=1e-6, rtol=1e-5):
-    """How the gradient `got` (array or None) differs from `expected`, or None when it matches."""
-    if got is None or expected is None:
-        if got is None and expected is None:
-            return None
-        return "is missing" if got is None else "should be None"
-    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
-    if got.shape != expected.shape:
-        return f"has shape {got.shape}, expected {expected.shape}"
-    if np.allclose(got, expected, atol=atol, rtol=rtol):
-        return None
-    error = np.abs(got - expected)
-    worst = np.unravel_index(np.argmax(np.nan_to_num(error, nan=np.inf)), error.shape)
-    index = tuple(int(i) for i in worst)
-    return (
-        f"differs by up to {float(error[worst]):.3g} (at index {index}: "
-        f"expected {float(expected[worst]):.6g}, got {float(got[worst]):.6g})"
-    )
 
 
 def _grad_array(tensor):
