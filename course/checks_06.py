@@ -1,9 +1,9 @@
 """Checks for the exercises of chapter 06, RNN hidden-state pitfalls.
 
 Each check runs the learner's piece with mini_autograd (inside the library where it has a place
-there: the LSTM step replaces the one `ma.nn.LSTM` calls, the clipping function replaces
-`ma.nn.utils.clip_grad_norm_` in a training loop), compares it with PyTorch run from the same
-weights, and prints exactly one line: correct, "not done yet", or what is wrong in plain words.
+there: the clipping function replaces `ma.nn.utils.clip_grad_norm_` in a training loop; the LSTM
+step is unrolled over a sequence), compares it with PyTorch run from the same weights, and
+prints exactly one line: correct, "not done yet", or what is wrong in plain words.
 
     check_lstm_step(lstm_step)              # 6.1: the LSTM cell's forward
     check_regression_loop(train_regression) # 6.2: the seed's broken regression loop, fixed
@@ -20,7 +20,6 @@ import numpy as np
 import torch
 
 import mini_autograd as ma
-import mini_autograd.nn.layers as ma_layers
 import mini_autograd.nn.utils as ma_utils
 
 GATES = "ifgo"
@@ -200,29 +199,29 @@ def check_lstm_step(lstm_step):
                     f"PyTorch's: {problem}"
                 )
 
-        # Inside the library: ma.nn.LSTM runs the learner's step at every time step.
+        # Unrolled over a sequence, the step must give what a whole LSTM layer gives.
         torch.manual_seed(0)
         t_lstm = torch.nn.LSTM(2, 4)
-        m_lstm = ma.nn.LSTM(2, 4)
-        m_lstm.load_state_dict(t_lstm.state_dict())
+        weights = [ma.tensor(p.detach().numpy(), requires_grad=True) for p in t_lstm.parameters()]
         seq = np.random.default_rng(2).standard_normal((5, 3, 2)).astype(np.float32)
         t_out, _ = t_lstm(torch.from_numpy(seq))
-        with mock.patch.object(ma_layers, "lstm_step", lstm_step):
-            m_out, _ = _call(m_lstm, ma.tensor(seq))
+        state, outputs = (ma.zeros(3, 4), ma.zeros(3, 4)), []
+        for x_t in ma.tensor(seq):
+            state = _pair(_call(lstm_step, x_t, state, *weights))
+            outputs.append(state[0])
+        m_out = ma.stack(outputs)
         t_out.sum().backward()
         m_out.sum().backward()
         problem = _differs(_numpy(m_out), _numpy(t_out))
-        problem = problem or _differs(
-            _numpy(m_lstm.weight_hh_l0.grad), _numpy(t_lstm.weight_hh_l0.grad)
-        )
+        problem = problem or _differs(_numpy(weights[1].grad), _numpy(t_lstm.weight_hh_l0.grad))
         if problem:
             raise Feedback(
-                "one step is right, but ma.nn.LSTM running your step over a 5-step sequence "
-                f"differs from torch.nn.LSTM: {problem}"
+                "one step is right, but your step unrolled over a 5-step sequence differs from "
+                f"torch.nn.LSTM: {problem}"
             )
         return (
-            "matches torch.nn.LSTMCell (values and all 7 gradients) and, inside ma.nn.LSTM, "
-            "torch.nn.LSTM over 5 steps."
+            "matches torch.nn.LSTMCell (values and all 7 gradients) and, unrolled over 5 steps, "
+            "torch.nn.LSTM."
         )
 
     return _run_check("6.1", LSTM_HINT, body)

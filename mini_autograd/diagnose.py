@@ -118,18 +118,23 @@ def explain_freed(node, saved):
             "  two calls (the graph's saved tensors then stay in memory until it is dropped).",
         ]
         return "\n".join(lines)
+    # Tensors made on the same line (an LSTM's h and c) are described together.
+    groups = {}
     for old in carried:
-        shape = (
-            f"a {tuple(old._origin.shape)} tensor"
-            if old._origin and old._origin.shape
-            else "a tensor"
-        )
+        shape = tuple(old._origin.shape) if old._origin and old._origin.shape else None
         where = f" at {old._origin}" if old._origin else ""
-        names = _names_for(old)
-        named = f" It is `{'`, `'.join(names)}`." if names else ""
+        groups.setdefault((old.name(), shape, where), []).append(old)
+    for (node_name, shape, where), olds in groups.items():
+        size = f"{shape} " if shape else ""
+        names = sorted({name for old in olds for name in _names_for(old)})
+        if len(olds) == 1:
+            what, links, verb = f"a {size}tensor", "it links", "It is"
+        else:
+            what, links, verb = f"{len(olds)} {size}tensors", "they link", "They are"
+        named = f" {verb} `{'`, `'.join(names)}`." if names else ""
         lines.append(
-            f"- The new graph reaches back into {shape} made by {old.name()}{where}, before "
-            f"{freed_by!r}: it links this iteration to the previous one.{named}"
+            f"- The new graph reaches back into {what} made by {node_name}{where}, before "
+            f"{freed_by!r}: {links} this iteration to the previous one.{named}"
         )
     lines += [
         "- Fixes, best first:",
@@ -193,9 +198,15 @@ def _names_for(old):
             and fn._origin.site == old._origin.site
             and fn._origin.shape == old._origin.shape
             and fn.name() == old.name()
+            and _output_numbers(fn) == _output_numbers(old)
         ):
             later.append(f"{name} (its value from the previous iteration)")
     return exact or later
+
+
+def _output_numbers(node):
+    # Tells apart tensors made on one line from different outputs of one node (an LSTM's h and c).
+    return [nr for _, nr in node.next_functions]
 
 
 def _named_tensors():

@@ -97,11 +97,15 @@ def test_carried_lstm_hidden_state_is_named():
         text = second_backward_error(lstm_with_carried_hidden_state)
     line = line_of(CarriedLSTM.forward, "# carried")
     assert f"created at test_diagnose.py, line {line} (in forward)" in text
+    assert "The node that needs the freed tensor is MkldnnRnnLayerBackward0" in text
     assert (
-        f"(1, 1, 4) tensor made by StackBackward0 at test_diagnose.py, line {line} (in forward)"
+        f"2 (1, 1, 4) tensors made by StackBackward0 at test_diagnose.py, line {line} (in forward)"
         in text
     )
-    assert "`model.hidden[0] (its value from the previous iteration)`" in text
+    assert (
+        "They are `model.hidden[0] (its value from the previous iteration)`, "
+        "`model.hidden[1] (its value from the previous iteration)`." in text
+    )
     assert "h = h.detach()" in text
 
 

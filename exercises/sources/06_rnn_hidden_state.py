@@ -3,8 +3,9 @@
 #
 # Four pieces, in the order of the chapter: the LSTM cell's forward pass, the seed's broken
 # regression loop, truncated backpropagation through time, and gradient clipping. Each check runs
-# your code with `mini_autograd` (inside the library where it belongs: your LSTM step replaces the
-# one `ma.nn.LSTM` calls at every time step) and compares it with PyTorch, from the same weights.
+# your code with `mini_autograd` (inside the library where it belongs, where it can: your clipping
+# function replaces the library's in a training loop) and compares it with PyTorch, from the same
+# weights.
 #
 # Fill in each cell that says `raise NotImplementedError(...)`, then run the check below it. Until
 # you do, the check prints a "not done yet" line, so the notebook always runs top to bottom.
@@ -43,8 +44,8 @@ torch.set_num_threads(1)
 # `x` is `(batch, input)`, `h` and `c` are `(batch, H)`, `w_ih` is `(4H, input)`, `w_hh` is
 # `(4H, H)`, the biases `(4H,)`. Useful: `a @ b`, `w.t()`, slicing `gates[:, k * n : (k + 1) * n]`,
 # `.sigmoid()`, `.tanh()`, `*`, `+`. The check compares values and all seven gradients with
-# `torch.nn.LSTMCell`, then runs `ma.nn.LSTM` with your step over a sequence and compares it with
-# `torch.nn.LSTM`.
+# `torch.nn.LSTMCell`, then runs your step over a 5-step sequence and compares it with
+# `torch.nn.LSTM`, which runs the whole sequence as one fused operation.
 
 
 # %%

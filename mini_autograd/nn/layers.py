@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import creation
 from ..ops.elementwise import sigmoid, tanh
+from ..ops.rnn import lstm_layer
 from ..ops.shape import stack
 from . import functional as F
 from .module import Module
@@ -120,7 +121,17 @@ class _Recurrent(Module):
         )
 
     def _layout(self, x):
-        """(T, B, I) view of the input, and whether it was unbatched (T, I)."""
+        """(T, B, I) view of the input, and whether it was unbatched (T, I); PyTorch's checks."""
+        name = type(self).__name__
+        if x.ndim not in (2, 3):
+            got = f"{x.ndim}D tensor" if name == "RNN" else f"{x.ndim}D"  # PyTorch's two wordings
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {got} instead")
+        weight = self.weight_ih_l0
+        if x.dtype != weight.dtype:
+            raise ValueError(
+                f"RNN input dtype ({x.dtype!r}) does not match weight dtype ({weight.dtype!r}). "
+                f"Convert input: input.to({weight.dtype!r})"
+            )
         unbatched = x.ndim == 2
         if unbatched:
             x = x.unsqueeze(1)
@@ -132,8 +143,30 @@ class _Recurrent(Module):
             )
         return x, unbatched
 
-    def _output(self, outputs, unbatched):
-        out = stack(outputs, 0)
+    def _check_state(self, states, unbatched, batch):
+        """PyTorch's errors for initial states of the wrong rank or size."""
+        ranks = tuple(s.ndim for s in states)
+        expected_rank = 2 if unbatched else 3
+        if any(rank != expected_rank for rank in ranks):
+            kind = "unbatched 2-D" if unbatched else "batched 3-D"
+            names = " and ".join(("hx", "cx")[: len(states)])
+            got = ", ".join(f"{rank}-D" for rank in ranks)
+            if len(states) == 1:
+                raise RuntimeError(
+                    f"For {kind} input, hx should also be {expected_rank}-D but got {got} tensor"
+                )
+            raise RuntimeError(
+                f"For {kind} input, {names} should also be {expected_rank}-D but got ({got}) tensors"
+            )
+        expected = (self.num_layers, batch, self.hidden_size)
+        if unbatched:
+            expected = (self.num_layers, self.hidden_size)
+        for k, state in enumerate(states):
+            if tuple(state.shape) != expected:
+                which = f"hidden[{k}]" if len(states) > 1 else "hidden"
+                raise RuntimeError(f"Expected {which} size {expected}, got {list(state.shape)}")
+
+    def _output(self, out, unbatched):
         if unbatched:
             return out.squeeze(1)
         return out.transpose(0, 1) if self.batch_first else out
@@ -154,8 +187,10 @@ class RNN(_Recurrent):
         batch = x.shape[1]
         if h0 is None:
             h0 = creation.zeros(self.num_layers, batch, self.hidden_size, dtype=x.dtype)
-        elif unbatched:
-            h0 = h0.unsqueeze(1)
+        else:
+            self._check_state((h0,), unbatched, batch)
+            if unbatched:
+                h0 = h0.unsqueeze(1)
         inputs, finals = list(x), []
         for layer in range(self.num_layers):
             h = h0[layer]
@@ -167,35 +202,45 @@ class RNN(_Recurrent):
             inputs = outputs
             finals.append(h)
         h_n = stack(finals, 0)
-        return self._output(inputs, unbatched), (h_n.squeeze(1) if unbatched else h_n)
+        return self._output(stack(inputs, 0), unbatched), (h_n.squeeze(1) if unbatched else h_n)
 
 
 class LSTM(_Recurrent):
-    """An LSTM over a sequence: returns (output, (h_n, c_n)) with PyTorch's shapes."""
+    """An LSTM over a sequence: returns (output, (h_n, c_n)) with PyTorch's shapes.
+
+    Each layer runs as one fused operation (ops/rnn.py), as PyTorch does on the CPU: the graph
+    has one MkldnnRnnLayerBackward0 node per layer. LSTMCell shows the same step built from
+    elementary operations.
+    """
 
     gates = 4
 
     def forward(self, x, state=None):
         """x: (T, B, I) (or (B, T, I) with batch_first, or (T, I)); state: (h0, c0), each (L, B, H)."""
         x, unbatched = self._layout(x)
+        x = x.contiguous()  # as PyTorch's fused kernel: a batch_first input is copied
         batch = x.shape[1]
         if state is None:
             zeros = creation.zeros(self.num_layers, batch, self.hidden_size, dtype=x.dtype)
             state = (zeros, zeros)
-        elif unbatched:
-            state = (state[0].unsqueeze(1), state[1].unsqueeze(1))
-        inputs, final_h, final_c = list(x), [], []
+        else:
+            self._check_state(state, unbatched, batch)
+            if unbatched:
+                state = (state[0].unsqueeze(1), state[1].unsqueeze(1))
+        final_h, final_c = [], []
         for layer in range(self.num_layers):
-            h, c = state[0][layer], state[1][layer]
-            weights = self._weights(layer)
-            outputs = []
-            for step in inputs:
-                h, c = lstm_step(step, (h, c), *weights)
-                outputs.append(h)
-            inputs = outputs
+            x, h, c = lstm_layer(
+                x,
+                state[0][layer],
+                state[1][layer],
+                *self._weights(layer),
+                num_layers=self.num_layers,
+                batch_first=self.batch_first,
+                train=self.training,
+            )
             final_h.append(h)
             final_c.append(c)
         h_n, c_n = stack(final_h, 0), stack(final_c, 0)
         if unbatched:
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return self._output(inputs, unbatched), (h_n, c_n)
+        return self._output(x, unbatched), (h_n, c_n)

@@ -186,6 +186,16 @@ def clone(self):
     return record(CloneBackward0, data, (self,))
 
 
+def contiguous(self):
+    """self when its elements are already laid out row by row in memory, else clone(self)."""
+    return self if self._data.flags.c_contiguous else clone(self)
+
+
+def is_contiguous(self):
+    """True when the elements are laid out row by row in memory (no view has reordered them)."""
+    return self._data.flags.c_contiguous
+
+
 def cast(self, np_dtype):
     """self converted to another dtype (recorded as ToCopyBackward0)."""
     data = self._data.astype(np_dtype)

@@ -43,6 +43,8 @@ def install(Tensor):
         "abs": el.abs,
         "__abs__": el.abs,
         "clone": el.clone,
+        "contiguous": el.contiguous,
+        "is_contiguous": el.is_contiguous,
         "sum": red.sum,
         "mean": red.mean,
         "max": red.max,
