@@ -89,6 +89,24 @@ def lstm_forward_backward(steps=50, batch=32, hidden=128, features=32):
     return run
 
 
+def lstm_cell_unrolled(steps=50, batch=32, hidden=128, features=32):
+    """The same LSTM unrolled as one LSTMCell call per step: about 20 recorded operations per step."""
+    reference = torch.nn.LSTMCell(features, hidden)
+    mine = ma.nn.LSTMCell(features, hidden)
+    mine.load_state_dict(reference.state_dict())
+    x0 = np.random.default_rng(1).standard_normal((steps, batch, features), dtype=np.float32)
+    models = {ma: mine, torch: reference}
+
+    def run(lib):
+        state, total = None, 0
+        for x_t in lib.tensor(x0):
+            state = models[lib](x_t, state)
+            total = total + state[0].sum()
+        total.backward()
+
+    return run
+
+
 def carried_state_loop(iterations=100, size=32):
     """Per-step time and saved bytes when a hidden state is carried with retain_graph=True."""
     rng = np.random.default_rng(2)
@@ -193,6 +211,7 @@ def main(argv=None):
         "tiny-op chain, 1,500 ops, 8×8": tiny_chain((8, 8)),
         "MLP step 784-512-10, batch 256": mlp_step(),
         "LSTM fwd+bwd, T=50 B=32 H=128 I=32": lstm_forward_backward(),
+        "LSTMCell unrolled, same sizes": lstm_cell_unrolled(),
     }
     print(machine())
     medians = interleaved(cases, repeats)

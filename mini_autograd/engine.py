@@ -117,7 +117,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, api=
             heapq.heappush(ready, (-node._sequence_nr, next(order), node))
 
     previous_mode, _State.enabled = _State.enabled, create_graph
-    diagnose.current_call = call
+    previous_call, diagnose.current_call = diagnose.current_call, call  # calls can nest
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -152,7 +152,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, api=
                     heapq.heappush(ready, (-next_node._sequence_nr, next(order), next_node))
     finally:
         _State.enabled = previous_mode
-        diagnose.current_call = None
+        diagnose.current_call = previous_call
     return captured
 
 

@@ -204,11 +204,23 @@ def test_lstm_saves_its_state_through_saved_tensor_hooks():
     assert lstm.weight_ih_l0.grad is not None
 
 
-def test_lstm_double_backward_says_what_to_do():
-    lstm = ma.nn.LSTM(3, 4)
-    out, _ = lstm(ma.randn(5, 2, 3))
-    with pytest.raises(RuntimeError, match="unroll nn.LSTMCell"):
-        ma.autograd.grad(out.sum(), lstm.weight_hh_l0, create_graph=True)
+def test_lstm_gradients_of_gradients_match_torch():
+    """create_graph=True through the fused layer: first and second derivatives, two layers."""
+    layers = twins("LSTM", 3, 4, num_layers=2)
+    x0 = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
+    got = {}
+    for lib in LIBS:
+        lstm = layers[lib]
+        x = lib.tensor(x0, requires_grad=True)
+        h0 = lib.tensor(np.full((2, 2, 4), 0.1, np.float32), requires_grad=True)
+        out, (_, c_n) = lstm(x, (h0, h0 * 2))
+        loss = (out**2).sum() + (c_n**2).sum()
+        firsts = lib.autograd.grad(loss, [lstm.weight_hh_l0, x, h0], create_graph=True)
+        penalty = sum((g * g).sum() for g in firsts)
+        seconds = lib.autograd.grad(penalty, [lstm.weight_hh_l0, lstm.bias_ih_l1, x, h0])
+        got[lib] = (*firsts, *seconds)
+    for k, (mine, theirs) in enumerate(zip(got[ma], got[torch])):
+        assert_close(mine, theirs, f"derivative {k}", rtol=1e-4, atol=1e-5)
 
 
 BAD_CALLS = {

@@ -8,17 +8,22 @@ make a few numpy calls per step and no Python objects.
 
 import numpy as np
 
+from ..engine import grad
 from ..grad_mode import _State
 from ..node import Node, edge_of
 from ..saved import SavedTensor
 from ..tensor import Tensor
 from .recording import save, wants_grad
+from .shape import stack
 
 
 def _split_gates(array, n):
     """The four gates stacked along the last axis, in PyTorch's order: i, f, g, o (views)."""
     return tuple(array[..., k * n : (k + 1) * n] for k in range(4))
 
+
+# PyTorch's names for what the node saves of its inputs, in the order of its edges.
+_INPUT_NAMES = ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_")
 
 # What PyTorch's node also keeps besides tensors, for a one-direction LSTM with biases (mode 2).
 _SETTINGS = {
@@ -35,19 +40,18 @@ class MkldnnRnnLayerBackward0(Node):
 
     Saved like PyTorch's node: the input, the four weights, hx and cx, the three results and a
     workspace (result3). PyTorch's workspace is oneDNN's own buffer; ours holds the activated
-    gates, the cell state and its tanh for every step.
+    gates, the cell state and its tanh for every step. The backward runs in numpy, except under
+    create_graph=True, where it is recorded (see _recorded_backward).
     """
 
     __slots__ = ()
 
     def apply(self, grad_out, grad_hy=None, grad_cy=None):
         if _State.enabled:
-            raise RuntimeError(
-                "mini_autograd's fused LSTM layer has no double backward (create_graph=True); "
-                "for gradients of gradients unroll nn.LSTMCell over the sequence instead"
-            )
-        saved = [self.saved(name)._data for name in ("input", "weight0", "weight1", "hx_", "cx_")]
-        x, w_ih, w_hh, hx, cx = saved
+            return self._recorded_backward(grad_out, grad_hy, grad_cy)
+        x, w_ih, w_hh, hx, cx = (
+            self.saved(name)._data for name in ("input", "weight0", "weight1", "hx_", "cx_")
+        )
         out, workspace = self.saved("result0")._data, self.saved("result3")._data
         grads = lstm_backward(
             *(None if g is None else g._data for g in (grad_out, grad_hy, grad_cy)),
@@ -65,6 +69,32 @@ class MkldnnRnnLayerBackward0(Node):
             for k, g in enumerate(grads)
         )
 
+    def _recorded_backward(self, grad_out, grad_hy, grad_cy):
+        """Under create_graph=True: the sequence recomputed step by step with recorded operations
+        (nn.LSTMCell's step), and differentiated by autograd.grad, so the gradients have a graph."""
+        from ..nn.layers import lstm_step  # nn.layers imports this module
+
+        inputs = [self.saved(name) for name in _INPUT_NAMES]
+        x, w_ih, w_hh, b_ih, b_hh, h, c = inputs
+        outputs = []
+        for x_t in x:
+            h, c = lstm_step(x_t, (h, c), w_ih, w_hh, b_ih, b_hh)
+            outputs.append(h)
+        pairs = [
+            (result, g) for result, g in zip((stack(outputs), h, c), (grad_out, grad_hy, grad_cy))
+        ]
+        pairs = [(result, g) for result, g in pairs if g is not None]
+        wanted = [k for k in range(len(inputs)) if self.needs_input_grad(k)]
+        grads = grad(
+            [result for result, _ in pairs],
+            [inputs[k] for k in wanted],
+            [g for _, g in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
+        found = dict(zip(wanted, grads))
+        return tuple(found.get(k) for k in range(len(inputs)))
+
 
 def lstm_layer(x, hx, cx, w_ih, w_hh, b_ih, b_hh, num_layers=1, batch_first=False, train=True):
     """(out, hy, cy) of one LSTM layer over x (T, B, I) from the state (hx, cx), each (B, H).
@@ -78,12 +108,7 @@ def lstm_layer(x, hx, cx, w_ih, w_hh, b_ih, b_hh, num_layers=1, batch_first=Fals
     hy, cy = out[-1].copy(), _workspace_parts(workspace, *out.shape)[1][-1].copy()
     if not wants_grad(*inputs):
         return Tensor._make(out), Tensor._make(hy), Tensor._make(cy)
-    saved = {
-        name: save(t)
-        for name, t in zip(
-            ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"), inputs
-        )
-    }
+    saved = {name: save(t) for name, t in zip(_INPUT_NAMES, inputs)}
     saved |= _SETTINGS | {
         "batch_first": batch_first,
         "hidden_size": hx.shape[-1],
