@@ -97,8 +97,6 @@ class SavedTensor:
         if self._unpack is not None:
             return self._unpack(self._value)
         if self._is_output:
-            from .tensor import Tensor
-
             unpacked = Tensor._make(self._value, True, node)
             unpacked._own_version = self._version_box
             if self._version_box[0] != self._version:
@@ -117,3 +115,8 @@ class SavedTensor:
         self._value = None
         self._version_box = None
         self.freed_by = backward_call
+
+
+# Imported last, not first: tensor.py imports this module (through node.py), and an import
+# inside unpack would cost more than the rest of unpack.
+from .tensor import Tensor  # noqa: E402
