@@ -64,7 +64,9 @@ class SavedTensor:
     )
 
     def __init__(self, tensor, is_output=False):
-        self._version = tensor._version
+        owner = tensor._version_owner
+        version_box = (tensor if owner is None else owner)._own_version
+        self._version = version_box[0]
         self._is_output = is_output
         self.nbytes = tensor._data.nbytes
         self.freed_by = None
@@ -77,8 +79,7 @@ class SavedTensor:
         self._unpack = None
         if is_output:
             self._value = tensor._data
-            owner = tensor._version_owner
-            self._version_box = (tensor if owner is None else owner)._own_version
+            self._version_box = version_box
         else:
             self._value = tensor
             self._version_box = None

@@ -59,7 +59,7 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
 
 def sum_to(grad, shape):
     """Undo broadcasting: sum `grad` over the dimensions that were expanded to reach its shape."""
-    if grad.shape == shape:
+    if grad._data.shape == shape:
         return grad
     if not shape:
         return grad.sum()
