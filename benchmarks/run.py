@@ -107,13 +107,14 @@ def lstm_cell_unrolled(steps=50, batch=32, hidden=128, features=32):
     return run
 
 
-def carried_state_loop(iterations=100, size=32):
-    """Per-step time and saved bytes when a hidden state is carried with retain_graph=True."""
+def carried_state_loop(iterations=100, size=32, repeats=5):
+    """Per-step time (median over `repeats` runs, engines alternating) and saved bytes when a
+    hidden state is carried with retain_graph=True."""
     rng = np.random.default_rng(2)
     w0 = rng.standard_normal((size, size), dtype=np.float32) * 0.1
     xs = rng.standard_normal((iterations, 1, size), dtype=np.float32)
-    rows = {}
-    for lib in ENGINES:
+
+    def run(lib):
         w = lib.tensor(w0, requires_grad=True)
         h = lib.zeros(1, size)
         times, held = [], []
@@ -123,8 +124,19 @@ def carried_state_loop(iterations=100, size=32):
             h.sum().backward(retain_graph=True)
             times.append(time.perf_counter() - start)
             held.append(saved_bytes(h))
-        rows[lib] = (times, held)
-    return rows
+        return times, held
+
+    runs = {lib: [] for lib in ENGINES}
+    for _ in range(repeats):
+        for lib in ENGINES:
+            runs[lib].append(run(lib))
+    return {
+        lib: (
+            [statistics.median(step) for step in zip(*(times for times, _ in results))],
+            results[0][1],
+        )
+        for lib, results in runs.items()
+    }
 
 
 def peak_memory_mlp_step():
@@ -161,7 +173,7 @@ def _ms(seconds):
     return f"{seconds * 1e3:.3f} ms" if seconds < 0.01 else f"{seconds * 1e3:.1f} ms"
 
 
-def table(medians, growth, memory, repeats):
+def table(medians, growth, loop_repeats, memory, repeats):
     """The results as a markdown table plus notes."""
     lines = [
         f"Median of {repeats} interleaved runs, one process, {THREADS} thread(s) for numpy and torch.",
@@ -180,6 +192,9 @@ def table(medians, growth, memory, repeats):
         )
     (ma_peak, ma_saved), (torch_peak, torch_saved) = memory[ma], memory[torch]
     lines += [
+        "",
+        f"The retain_graph rows give the time of step 1 and step 100, each a median of "
+        f"{loop_repeats} runs of the 100-step loop, and the saved bytes the graph holds then.",
         "",
         f"Peak memory of one MLP step (tracemalloc): mini_autograd {ma_peak / 1e6:.1f} MB, torch "
         f"{torch_peak / 1e6:.2f} MB. tracemalloc sees only memory allocated through Python's "
@@ -215,7 +230,9 @@ def main(argv=None):
     }
     print(machine())
     medians = interleaved(cases, repeats)
-    text = table(medians, carried_state_loop(), peak_memory_mlp_step(), repeats)
+    loop_repeats = max(repeats // 3, 1)
+    growth = carried_state_loop(repeats=loop_repeats)
+    text = table(medians, growth, loop_repeats, peak_memory_mlp_step(), repeats)
     print(text)
     RESULTS.write_text(f"# Benchmark results\n\n{machine()}\n\n{text}\n", encoding="utf-8")
     print(f"written to {RESULTS}")
