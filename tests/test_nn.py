@@ -258,3 +258,12 @@ def test_recurrent_input_of_another_dtype_says_how_to_convert():
         "RNN input dtype (mini_autograd.float64) does not match weight dtype "
         "(mini_autograd.float32). Convert input: input.to(mini_autograd.float32)",
     )
+
+
+def test_lstm_bias_gradients_do_not_share_memory():
+    """Both biases get the same values, as two tensors: changing one in place leaves the other."""
+    lstm = ma.nn.LSTM(3, 4)
+    out, _ = lstm(ma.randn(5, 2, 3))
+    g_ih, g_hh = ma.autograd.grad(out.sum(), [lstm.bias_ih_l0, lstm.bias_hh_l0])
+    np.testing.assert_array_equal(g_ih.numpy(), g_hh.numpy())
+    assert not np.shares_memory(g_ih.numpy(), g_hh.numpy())

@@ -212,4 +212,4 @@ def lstm_backward(
     grad_w_ih = d_all.T @ x.reshape(steps * batch, -1)
     grad_w_hh = d_all.T @ h_prev
     grad_b = d_all.sum(0)
-    return grad_x, grad_w_ih, grad_w_hh, grad_b, grad_b, dh, dc
+    return grad_x, grad_w_ih, grad_w_hh, grad_b, grad_b.copy(), dh, dc  # two biases, two tensors
