@@ -74,13 +74,18 @@ def mlp_step():
     return run
 
 
-def lstm_forward_backward(steps=50, batch=32, hidden=128, features=32):
-    """An LSTM over T=50 steps (batch 32, hidden 128, input 32) with shared weights, forward + backward."""
-    reference = torch.nn.LSTM(features, hidden)
-    mine = ma.nn.LSTM(features, hidden)
+def _twin_layers(name, features, hidden, steps, batch):
+    """torch.nn.<name> and mini_autograd.nn.<name> with the same weights, and an input sequence."""
+    reference = getattr(torch.nn, name)(features, hidden)
+    mine = getattr(ma.nn, name)(features, hidden)
     mine.load_state_dict(reference.state_dict())
     x0 = np.random.default_rng(1).standard_normal((steps, batch, features), dtype=np.float32)
-    models = {ma: mine, torch: reference}
+    return {ma: mine, torch: reference}, x0
+
+
+def lstm_forward_backward(steps=50, batch=32, hidden=128, features=32):
+    """An LSTM over T=50 steps (batch 32, hidden 128, input 32) with shared weights, forward + backward."""
+    models, x0 = _twin_layers("LSTM", features, hidden, steps, batch)
 
     def run(lib):
         out, _ = models[lib](lib.tensor(x0))
@@ -91,11 +96,7 @@ def lstm_forward_backward(steps=50, batch=32, hidden=128, features=32):
 
 def lstm_cell_unrolled(steps=50, batch=32, hidden=128, features=32):
     """The same LSTM unrolled as one LSTMCell call per step: about 20 recorded operations per step."""
-    reference = torch.nn.LSTMCell(features, hidden)
-    mine = ma.nn.LSTMCell(features, hidden)
-    mine.load_state_dict(reference.state_dict())
-    x0 = np.random.default_rng(1).standard_normal((steps, batch, features), dtype=np.float32)
-    models = {ma: mine, torch: reference}
+    models, x0 = _twin_layers("LSTMCell", features, hidden, steps, batch)
 
     def run(lib):
         state, total = None, 0
