@@ -23,6 +23,14 @@ class Optimizer:
             elif p.grad is not None:
                 p.grad.zero_()
 
+    def _gradients(self):
+        """(p, g) for every parameter with a gradient; g includes weight decay (g + wd * p)."""
+        decay = self.defaults["weight_decay"]
+        for p in self.params:
+            if p.grad is not None:
+                g = p.grad._data
+                yield p, (g + decay * p._data if decay else g)
+
     def _update(self, p, delta):
         """p -= delta, in place: the parameter's version goes up, as with torch's optimizers."""
         p._data -= delta
@@ -48,12 +56,7 @@ class SGD(Optimizer):
     def step(self):
         """One update of every parameter that has a gradient."""
         d = self.defaults
-        for p in self.params:
-            if p.grad is None:
-                continue
-            g = p.grad._data
-            if d["weight_decay"]:
-                g = g + d["weight_decay"] * p._data
+        for p, g in self._gradients():
             if d["momentum"]:
                 buf = self.state.get(p)
                 if buf is None:
@@ -76,12 +79,7 @@ class Adam(Optimizer):
         """One update of every parameter that has a gradient."""
         d = self.defaults
         beta1, beta2 = d["betas"]
-        for p in self.params:
-            if p.grad is None:
-                continue
-            g = p.grad._data
-            if d["weight_decay"]:
-                g = g + d["weight_decay"] * p._data
+        for p, g in self._gradients():
             state = self.state.setdefault(
                 p, {"step": 0, "m": np.zeros_like(p._data), "v": np.zeros_like(p._data)}
             )

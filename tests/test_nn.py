@@ -267,3 +267,31 @@ def test_lstm_bias_gradients_do_not_share_memory():
     g_ih, g_hh = ma.autograd.grad(out.sum(), [lstm.bias_ih_l0, lstm.bias_hh_l0])
     np.testing.assert_array_equal(g_ih.numpy(), g_hh.numpy())
     assert not np.shares_memory(g_ih.numpy(), g_hh.numpy())
+
+
+OPTIMIZERS = {
+    "SGD": {"lr": 0.01},
+    "SGD momentum, dampening": {"lr": 0.01, "momentum": 0.5, "dampening": 0.1},
+    "SGD nesterov, weight decay": {
+        "lr": 0.01,
+        "momentum": 0.9,
+        "weight_decay": 0.01,
+        "nesterov": True,
+    },
+    "Adam": {"lr": 0.01},
+    "Adam weight decay": {"lr": 0.01, "weight_decay": 0.1},
+}
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS, ids=str)
+def test_optimizers_match_torch_over_five_steps(case):
+    got = {}
+    for lib in LIBS:
+        w = lib.tensor(np.array([1.0, -2.0, 3.0], np.float32), requires_grad=True)
+        optimizer = getattr(lib.optim, case.split()[0])([w], **OPTIMIZERS[case])
+        for _ in range(5):
+            optimizer.zero_grad()
+            (w**2).sum().backward()
+            optimizer.step()
+        got[lib] = w
+    assert_close(got[ma], got[torch], case, rtol=1e-6, atol=1e-7)
