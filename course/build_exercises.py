@@ -13,6 +13,10 @@ A source is a jupytext percent-format script. In code cells, a solution region l
 outputs stored; ``exercises/NN_topic.ipynb`` replaces the region by
 ``raise NotImplementedError("Exercise 0.1: derivative of tanh")`` and has no outputs.
 Both are normalised by :mod:`course.execute`, so regenerating changes no byte.
+
+The build track's engine, ``exercises/sources/my_autograd.py``, is plain Python with the same
+regions: it becomes ``solutions/my_autograd.py`` (complete) and ``exercises/my_autograd.py``
+(the file the learner fills in), each with a first line saying it is generated.
 """
 
 from __future__ import annotations
@@ -77,6 +81,27 @@ def build(source: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
     return notebooks[0], notebooks[1]
 
 
+ENGINE = "my_autograd.py"
+GENERATED = "# Generated from exercises/sources/my_autograd.py by `make exercises`: {what}.\n"
+
+
+def engine_text(root: Path = ROOT, *, keep_solution: bool) -> str:
+    """The learner's engine file: complete (solutions/) or with stubs (exercises/)."""
+    source = root / "exercises" / "sources" / ENGINE
+    what = (
+        "the complete engine"
+        if keep_solution
+        else "fill in each `raise NotImplementedError(...)` with your code"
+    )
+    code = transform(source.read_text("utf-8"), keep_solution=keep_solution, where=str(source))
+    return GENERATED.format(what=what) + code + "\n"
+
+
+def engine_paths(root: Path = ROOT) -> dict[bool, Path]:
+    """{keep_solution: path} of the two generated engine files."""
+    return {True: root / "solutions" / ENGINE, False: root / "exercises" / ENGINE}
+
+
 def sources(root: Path = ROOT) -> list[Path]:
     """The exercise sources, in chapter order."""
     return sorted((root / "exercises" / "sources").glob("[0-9]*.py"))
@@ -105,6 +130,11 @@ def stale_files(root: Path = ROOT) -> list[str]:
             nbformat.read(solution_path, as_version=4)
         ) != _cell_sources(solution):
             stale.append(str(solution_path.relative_to(root)))
+    for keep_solution, path in engine_paths(root).items():
+        if not path.exists() or path.read_text("utf-8") != engine_text(
+            root, keep_solution=keep_solution
+        ):
+            stale.append(str(path.relative_to(root)))
     for folder in ("exercises", "solutions"):
         for path in sorted((root / folder).glob("*.ipynb")):
             if path.stem not in names:
@@ -134,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             print("run `make exercises` to regenerate")
         return 1 if stale else 0
+    for keep_solution, path in engine_paths().items():
+        path.write_text(engine_text(keep_solution=keep_solution), "utf-8")
     for source in [p.resolve() for p in args.sources] or sources():
         print(f"building {source.relative_to(ROOT)}", flush=True)
         write(source)

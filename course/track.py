@@ -1,0 +1,390 @@
+"""The build track's one runner: a task's programs on PyTorch and on the learner's engine, compared.
+
+    from course import track
+    track.check("2.3")      # one exercise: one line, correct ✓ / not done yet / what differs
+    track.check_chapter(2)  # every build-track exercise of chapter 2
+    track.progress()        # the table of every exercise (also `make progress`)
+
+A program is `program(lib, see)`, written once against the API that torch and my_autograd
+share. It calls `see` on what should agree: `see("x.grad", x.grad)` (a tensor, number, bool or
+text), `see.graph("the graph of y", y)` (node names, edges, saved tensors alive or freed),
+`see.error("backward twice", lambda: ...)` (the error type and text), `see.order("order", loss)`
+(the order backward runs the nodes in) and `see.counts(...)` (dependency counts). The runner
+runs each program on both libraries and reports the first observation that differs, in plain
+words, with the task's advice for that kind of difference and its hint. The specs are in
+`course/specs.py`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from course import engine_file
+
+_PREFIX = "_saved_"
+
+
+@dataclass
+class Task:
+    """One build-track exercise: where it lives, the programs that check it, and what to say."""
+
+    id: str
+    title: str
+    where: str  # the function(s) the learner fills in
+    programs: list[Callable]
+    hint: str
+    advice: dict[str, str] = field(default_factory=dict)  # kind of difference -> extra words
+    todo: str = ""  # what to write, for "not done yet"
+
+
+class _Difference(Exception):
+    def __init__(self, kind: str, text: str):
+        super().__init__(text)
+        self.kind = kind
+
+
+# --- What a program observes, in a form both libraries give alike -------------------------------
+
+
+def _is_tensor(value) -> bool:
+    return hasattr(value, "grad_fn") and hasattr(value, "requires_grad")
+
+
+def as_array(value) -> np.ndarray:
+    """A tensor of either library (or a number) as a float64 numpy array."""
+    if _is_tensor(value):
+        value = value.detach()
+        value = value.numpy() if hasattr(value, "cpu") else value._data
+    return np.asarray(value, dtype=np.float64)
+
+
+def _saved_states(node) -> dict[str, str]:
+    """{saved name: 'alive' or 'freed'} for the tensors a node saved (not its other settings)."""
+    states = {}
+    for attribute in dir(node):
+        if not attribute.startswith(_PREFIX) or attribute.endswith(("_sizes", "_strides")):
+            continue
+        try:
+            value = getattr(node, attribute)
+        except RuntimeError as error:
+            if "second time" in str(error):
+                states[attribute[len(_PREFIX) :]] = "freed"
+            continue
+        if _is_tensor(value):
+            states[attribute[len(_PREFIX) :]] = "alive"
+    return states
+
+
+def _walk(root_nodes) -> list:
+    """The nodes reachable from `root_nodes`, breadth first, each once."""
+    order, seen, queue = [], set(), deque(n for n in root_nodes if n is not None)
+    while queue:
+        node = queue.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        queue.extend(n for n, _ in node.next_functions if n is not None)
+    return order
+
+
+def _label(node) -> str:
+    return "AccumulateGrad" if node.name().endswith("AccumulateGrad") else node.name()
+
+
+def graph_summary(tensors) -> list[tuple]:
+    """[(name, (edge, ...), saved states)] per node, breadth first; an edge is a position or None."""
+    tensors = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    nodes = _walk([t.grad_fn for t in tensors])
+    position = {node: i for i, node in enumerate(nodes)}
+    return [
+        (
+            _label(node),
+            tuple(None if n is None else position[n] for n, _ in node.next_functions),
+            _saved_states(node),
+        )
+        for node in nodes
+    ]
+
+
+class See:
+    """Records what a program observes; the runner compares two recordings."""
+
+    def __init__(self, lib, reference):
+        self.lib = lib
+        self.engine = reference if lib.__name__ == "torch" else lib  # for functions torch lacks
+        self.seen: list[tuple[str, str, Any]] = []
+
+    def __call__(self, label: str, value) -> None:
+        """Observe a value: a tensor, None, a number, a bool or a text."""
+        if value is None or isinstance(value, (bool, str)):
+            self.seen.append(("value", label, value))
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                self(f"{label}[{i}]", item)
+        else:
+            self.seen.append(("value", label, as_array(value)))
+
+    def graph(self, label: str, tensors) -> None:
+        """Observe the graph behind `tensors`: names, edges, and saved tensors alive or freed."""
+        self.seen.append(("graph", label, graph_summary(tensors)))
+
+    def error(self, label: str, action: Callable[[], Any]) -> None:
+        """Observe whether `action()` raises, and with which type and text."""
+        try:
+            action()
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            self.seen.append(("error", label, (type(error).__name__, str(error), error)))
+            return
+        self.seen.append(("error", label, None))
+
+    def order(self, label: str, loss, **backward_options) -> None:
+        """Run loss.backward(**backward_options) and observe the order the nodes run in."""
+        nodes = _walk([loss.grad_fn])
+        ran = []
+        for node in nodes:
+            if self.lib.__name__ == "torch":
+                node.register_prehook(lambda grads, node=node: ran.append(node))
+            else:  # the learner's loop may not call pre-hooks yet: watch apply itself
+                node.apply = _watched(node.apply, node, ran)
+        loss.backward(**backward_options)
+        names = {node: f"{_label(node)} (node {i} from the top)" for i, node in enumerate(nodes)}
+        self.seen.append(("order", label, [names[node] for node in ran]))
+
+    def counts(self, label: str, counts: dict, roots) -> None:
+        """Observe a {node: count} dict, naming each node by its place in the graph of `roots`."""
+        nodes = _walk(roots)
+        where = {node: i for i, node in enumerate(nodes)}
+        if not isinstance(counts, dict):
+            raise _Difference("counts", f"count_dependencies returned {type(counts).__name__}, not a dict")
+        named = {}
+        for node, count in counts.items():
+            if node not in where:
+                raise _Difference("counts", f"count_dependencies counted a node that is not in the graph: {node!r}")
+            named[f"{_label(node)} (node {where[node]} from the top)"] = count
+        self.seen.append(("counts", label, dict(sorted(named.items()))))
+
+
+def _watched(apply, node, ran):
+    def watched(*grads):
+        ran.append(node)
+        return apply(*grads)
+
+    return watched
+
+
+# --- Comparing two recordings --------------------------------------------------------------------
+
+
+def _value_difference(label, mine, theirs) -> str | None:
+    if isinstance(theirs, np.ndarray) != isinstance(mine, np.ndarray):
+        shown = "None" if mine is None else repr(mine) if not isinstance(mine, np.ndarray) else "a tensor"
+        expected = "None" if theirs is None else repr(theirs) if not isinstance(theirs, np.ndarray) else "a tensor"
+        return f"`{label}` is {shown}; PyTorch gives {expected}"
+    if not isinstance(theirs, np.ndarray):
+        return None if mine == theirs else f"`{label}` is {mine!r}; PyTorch gives {theirs!r}"
+    if mine.shape != theirs.shape:
+        return f"`{label}` has shape {mine.shape}; PyTorch's has shape {theirs.shape}"
+    if np.allclose(mine, theirs, rtol=1e-5, atol=1e-6, equal_nan=True):
+        return None
+    error = np.where(np.isnan(mine - theirs), np.inf, np.abs(mine - theirs))
+    worst = np.unravel_index(np.argmax(error), error.shape) if error.ndim else ()
+    at = f" (at index {tuple(int(i) for i in worst)})" if error.ndim else ""
+    return (
+        f"`{label}` differs from PyTorch's{at}: expected {theirs[worst]:.6g}, got {mine[worst]:.6g}"
+    )
+
+
+def _graph_difference(label, mine, theirs) -> str | None:
+    for i, (node_mine, node_theirs) in enumerate(zip(mine, theirs)):
+        if node_mine[0] != node_theirs[0]:
+            return f"in {label}, node {i} from the top is {node_mine[0]}; PyTorch's is {node_theirs[0]}"
+        if node_mine[1] != node_theirs[1]:
+            return (
+                f"in {label}, {node_mine[0]} (node {i}) has edges {_edges(node_mine[1], mine)}; "
+                f"PyTorch's has {_edges(node_theirs[1], theirs)}"
+            )
+        if node_mine[2] != node_theirs[2]:
+            return (
+                f"in {label}, {node_mine[0]} saves {_saved(node_mine[2])}; "
+                f"PyTorch's saves {_saved(node_theirs[2])}"
+            )
+    if len(mine) != len(theirs):
+        return f"{label} has {len(mine)} nodes; PyTorch's has {len(theirs)}"
+    return None
+
+
+def _edges(edges, nodes) -> str:
+    return "(" + ", ".join("None" if e is None else nodes[e][0] for e in edges) + ")"
+
+
+def _saved(states) -> str:
+    if not states:
+        return "nothing"
+    return ", ".join(f"{name} ({state})" for name, state in sorted(states.items()))
+
+
+def _error_difference(label, mine, theirs) -> str | None:
+    if mine is None and theirs is None:
+        return None
+    if theirs is None:
+        return f"{label}: your engine raised {mine[0]}: {_clip(mine[1])}; PyTorch raises nothing"
+    if mine is None:
+        return f"{label}: PyTorch raises {theirs[0]}: {_clip(theirs[1])}; your engine raised nothing"
+    if (mine[0], mine[1]) != (theirs[0], theirs[1]):
+        return f"{label}: your engine raised {mine[0]}: {_clip(mine[1])}; PyTorch raises {theirs[0]}: {_clip(theirs[1])}"
+    return None
+
+
+def _clip(text, width=90) -> str:
+    text = " ".join(text.split())
+    return f'"{text}"' if len(text) <= width else f'"{text[:width]}…"'
+
+
+def _sequence_difference(label, mine, theirs) -> str | None:
+    if mine == theirs:
+        return None
+    for step, (a, b) in enumerate(zip(mine, theirs), start=1):
+        if a != b:
+            return f"{label}: at step {step} your engine runs {a}; PyTorch runs {b}"
+    return f"{label}: your engine runs {len(mine)} nodes; PyTorch runs {len(theirs)}"
+
+
+def _counts_difference(label, mine, theirs) -> str | None:
+    for name in sorted(set(mine) | set(theirs)):
+        if mine.get(name) != theirs.get(name):
+            return f"{label}: {name} has count {mine.get(name, 'missing')}; the right count is {theirs.get(name, 'none (it is not in the graph)')}"
+    return None
+
+
+_DIFFERENCES = {
+    "value": _value_difference,
+    "graph": _graph_difference,
+    "error": _error_difference,
+    "order": _sequence_difference,
+    "counts": _counts_difference,
+}
+
+
+def _compare(mine: list, theirs: list) -> None:
+    for (kind, label, value), (kind_t, label_t, value_t) in zip(mine, theirs):
+        if (kind, label) != (kind_t, label_t):
+            raise _Difference("flow", f"the program stopped early: it never got to {label_t}")
+        problem = _DIFFERENCES[kind](label, value, value_t)
+        if problem:
+            raise _Difference(kind, problem)
+    if len(mine) < len(theirs):
+        raise _Difference("flow", f"the program stopped before {theirs[len(mine)][1]}")
+
+
+# --- Running a task ------------------------------------------------------------------------------
+
+
+def _program_name(program) -> str:
+    return program.__doc__.strip().splitlines()[0] if program.__doc__ else program.__name__
+
+
+def run(task: Task, path: Path = engine_file.LEARNER) -> tuple[str, str]:
+    """(status, message) of one task on the engine at `path`: 'done', 'not done' or 'wrong'."""
+    import torch
+
+    warnings.filterwarnings("ignore", "Using backward.. with create_graph=True", UserWarning)
+    try:
+        engine, _filled, pending = engine_file.load(path, keep=task.id)
+        reference, _, _ = engine_file.load(engine_file.REFERENCE)
+    except engine_file.EngineError as error:
+        return "wrong", str(error)
+    if pending:
+        return "not done", f"{task.todo or 'fill in'} ({', '.join(pending)})"
+    for program in task.programs:
+        name = _program_name(program)
+        theirs = See(torch, reference)
+        program(torch, theirs)
+        mine = See(engine, reference)
+        try:
+            program(engine, mine)
+        except NotImplementedError as error:
+            return "not done", f"{error} is still a stub"
+        except RecursionError:
+            return "wrong", f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit"
+        except _Difference as difference:
+            return "wrong", f"{name}: {difference}{_advice(task, difference.kind)}"
+        except Exception as error:  # an ordinary mistake in the learner's code: report, don't raise
+            return "wrong", f"{name}: your engine raised {engine_file.describe(error)}{_advice(task, 'raised')}"
+        try:
+            _compare(mine.seen, theirs.seen)
+        except _Difference as difference:
+            return "wrong", f"{name}: {difference}.{_advice(task, difference.kind)}"
+    count = len(task.programs)
+    return "done", f"matches PyTorch on {count} program{'s' if count > 1 else ''}"
+
+
+def _advice(task: Task, kind: str) -> str:
+    advice = task.advice.get(kind, "")
+    return (f" {advice}" if advice else "") + f" Hint: {task.hint}"
+
+
+def _tasks():
+    from course.specs import TASKS
+
+    return TASKS
+
+
+def check(exercise_id: str, path: Path = engine_file.LEARNER) -> bool:
+    """Run one build-track exercise's check and print its one line; True when it passes."""
+    task = next((t for t in _tasks() if t.id == exercise_id), None)
+    if task is None:
+        raise ValueError(f"no build-track exercise {exercise_id}")
+    status, message = run(task, path)
+    prefix = f"Exercise {task.id} ({task.where})"
+    if status == "done":
+        print(f"{prefix}: correct ✓ — {message}.")
+    elif status == "not done":
+        print(f"Exercise {task.id}: not done yet — {message}. Hint: {task.hint}")
+    else:
+        print(f"{prefix}: {message}")
+    return status == "done"
+
+
+def check_chapter(chapter: int, path: Path = engine_file.LEARNER) -> bool:
+    """Check every build-track exercise of one chapter, one line each."""
+    results = [check(t.id, path) for t in _tasks() if t.id.split(".")[0] == str(chapter)]
+    return all(results)
+
+
+def progress(path: Path = engine_file.LEARNER) -> list[tuple[str, str, str]]:
+    """Print a table of every build-track exercise: done, not done, or wrong with the first message."""
+    rows = [(t.id, t.title, *run(t, path)) for t in _tasks()]
+    chapter = None
+    for exercise, title, status, message in rows:
+        if exercise.split(".")[0] != chapter:
+            chapter = exercise.split(".")[0]
+            done = sum(1 for r in rows if r[0].split(".")[0] == chapter and r[2] == "done")
+            total = sum(1 for r in rows if r[0].split(".")[0] == chapter)
+            print(f"Chapter {int(chapter):02d}: {done} of {total} done")
+        shown = {"done": "done ✓", "not done": "not done", "wrong": "wrong"}[status]
+        detail = f" — {message}" if status == "wrong" else ""
+        print(f"  {exercise:<5} {title:<44} {shown}{detail}")
+    return [(exercise, status, message) for exercise, _, status, message in rows]
+
+
+def main() -> int:
+    """`python -m course.track [path]`: the progress table of the learner's engine."""
+    import sys
+
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else engine_file.LEARNER
+    print(f"Build-track progress of {path.relative_to(engine_file.ROOT) if path.is_absolute() and path.is_relative_to(engine_file.ROOT) else path}")
+    progress(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
