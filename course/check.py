@@ -163,3 +163,142 @@ def check(
     )
     print(f"{label}: correct ✓ — matches {against} on {len(calls)} input(s).")
     return True
+
+
+MIXED_LIBRARIES = (
+    "a torch tensor reached a mini_autograd function, or a mini_autograd tensor a torch one: "
+    "in a function that runs with lib=torch and lib=ma, write `lib.` everywhere, not `ma.` or "
+    "`torch.`"
+)
+
+
+def mixed_libraries(error: BaseException) -> bool:
+    """Whether ``error`` comes from a torch tensor given to mini_autograd (or the other way)."""
+    text = str(error)
+    if isinstance(error, AttributeError):
+        return "'_data'" in text or "'_version_owner'" in text or "'_own_version'" in text
+    if isinstance(error, TypeError):
+        return "must be Tensor, not Tensor" in text or "instead of `ma.`" in text
+    return False
+
+
+def describe_error(error: BaseException, width: int = 110) -> str:
+    """'TypeName: first line of the message', or the plain-words mixed-libraries sentence."""
+    if mixed_libraries(error):
+        return f"{type(error).__name__} ({MIXED_LIBRARIES})"
+    text = str(error).strip().splitlines()[0] if str(error).strip() else "(no message)"
+    text = text if len(text) <= width else text[: width - 3] + "..."
+    return f"{type(error).__name__}: {text}"
+
+
+def tensor_note(values: Any) -> str:
+    """' (note: ...)' when a result that should be Python floats holds tensors; else ''."""
+    items = values if isinstance(values, (list, tuple)) else [values]
+    if any(hasattr(v, "item") and hasattr(v, "shape") and hasattr(v, "grad_fn") for v in items):
+        return " (note: you returned a tensor where a float is asked; `.item()` gives the float)"
+    return ""
+
+
+def data_note(reads: int) -> str:
+    """' (note: ...)' when the learner's code read `.data` (counted by ``counting_data_reads``)."""
+    if not reads:
+        return ""
+    return (
+        " (note: your code reads `.data`; use `.detach()`, which keeps the version check that "
+        "`.data` skips)"
+    )
+
+
+class counting_data_reads:  # noqa: N801 (a context manager used like a function)
+    """Count reads of mini_autograd's ``Tensor.data`` inside a ``with`` block (``.reads``)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __enter__(self) -> counting_data_reads:
+        from mini_autograd.tensor import Tensor
+
+        self._tensor, self._original = Tensor, Tensor.__dict__["data"]
+        original = self._original
+
+        def read(tensor):
+            self.reads += 1
+            return original.fget(tensor)
+
+        Tensor.data = property(read, original.fset, doc=original.__doc__)
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self._tensor.data = self._original
+        return False
+
+
+class StepOrder:
+    """Record the order of zero_grad, backward and step in mini_autograd while a block runs.
+
+    ``with StepOrder() as order: ...`` then ``order.events`` is a list such as
+    ``["zero_grad", "backward", "step", ...]``. Every backward entry point goes through
+    ``engine.run_backward``; zero_grad is that of the optimizers or of a module.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def _spy(self, event: str, original: Callable) -> Callable:
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            self.events.append(event)
+            return original(*args, **kwargs)
+
+        return spy
+
+    def __enter__(self) -> StepOrder:
+        from contextlib import ExitStack
+        from unittest import mock
+
+        import mini_autograd as ma
+        from mini_autograd import engine
+
+        self._stack = ExitStack()
+        targets = [(engine, "run_backward", "backward")]
+        targets += [(ma.optim.Optimizer, "zero_grad", "zero_grad")]
+        targets += [(ma.nn.Module, "zero_grad", "zero_grad")]
+        targets += [(ma.optim.SGD, "step", "step"), (ma.optim.Adam, "step", "step")]
+        for owner, name, event in targets:
+            spy = self._spy(event, getattr(owner, name))
+            self._stack.enter_context(mock.patch.object(owner, name, spy))
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self._stack.close()
+        return False
+
+
+def zero_grad_problem(events: Sequence[str]) -> str | None:
+    """Plain words on a missing or misplaced zero_grad in a recorded order of events, or None."""
+    dirty = pending = False  # gradients not yet zeroed / not yet used by a step
+    for event in events:
+        if event == "backward":
+            if dirty:
+                if "zero_grad" not in events:
+                    return (
+                        "optimizer.zero_grad() is never called, so each backward adds its "
+                        "gradients to those of every earlier one (.grad accumulates): call "
+                        "optimizer.zero_grad() before each loss.backward()"
+                    )
+                return (
+                    "optimizer.zero_grad() is not called before every backward, so .grad "
+                    "accumulates the gradients of earlier backward passes: call it once per "
+                    "step, before loss.backward()"
+                )
+            dirty = pending = True
+        elif event == "zero_grad":
+            if pending:
+                return (
+                    "optimizer.zero_grad() runs between loss.backward() and optimizer.step(), "
+                    "so the step finds no gradients and the model does not learn: call "
+                    "zero_grad() before loss.backward() (or after step())"
+                )
+            dirty = False
+        elif event == "step":
+            pending = False
+    return None

@@ -714,7 +714,18 @@ def _report(result, count, description):
             f"gradcheck must return one number per input ({count} for {description}), but it "
             f"returned {len(values)}."
         )
+    for i, v in enumerate(values):
+        if v < 0:
+            raise _Problem(
+                f"your gradcheck returned a negative gap ({v:.3g} for input {i} of {description}): "
+                "a gap is a distance, so take the absolute value, np.abs(backward - numerical), "
+                "before the max; without it a gradient that is too small everywhere looks fine.",
+                hint=False,
+            )
     return values
+
+
+GRADCHECK_TOLERANCE = 1e-8  # central differences with eps=1e-6 agree to ~1e-10; one-sided to ~1e-7
 
 
 def _gradcheck_body(learner):
@@ -735,13 +746,20 @@ def _gradcheck_body(learner):
     for description, fn, arrays in correct:
         values = _report(learner(fn, *arrays), len(arrays), description)
         for i, v in enumerate(values):
-            if not v < 1e-6:
+            if not v < GRADCHECK_TOLERANCE:
                 raise _Problem(
-                    f"on the correct function {description}, your gradcheck reports a "
-                    f"difference of {v:.3g} for input {i}, where backward and finite "
-                    "differences agree to about 1e-9 in float64."
+                    f"on the correct function {description}, your gradcheck reports a gap of "
+                    f"{v:.3g} for input {i}, where backward and central differences agree to "
+                    f"about 1e-10 in float64 (a gap under {GRADCHECK_TOLERANCE:.0e} is expected): "
+                    "use the central difference (f(x + eps) - f(x - eps)) / (2 * eps) with "
+                    "eps=1e-6 in float64; a one-sided (f(x + eps) - f(x)) / eps is off by about eps.",
+                    hint=False,
                 )
 
+    # The bugs run on inputs of fixed signs, so that each wrong gradient is off in one direction
+    # only (the mul bug: too small for input 1; the tanh bug: too small for input 0 and too large
+    # for input 1). A gradcheck without the absolute value then returns a negative gap.
+    a_pos, b_neg = np.abs(a) + 0.1, -np.abs(b) - 0.1
     bugs = [
         (
             MulBackward0,
@@ -758,7 +776,7 @@ def _gradcheck_body(learner):
     ]
     for node_class, buggy, bug, wrong in bugs:
         with mock.patch.object(node_class, "apply", buggy):
-            values = _report(learner(mul_tanh, a, b), 2, f"a function using {bug}")
+            values = _report(learner(mul_tanh, a_pos, b_neg), 2, f"a function using {bug}")
         for i, (v, is_wrong) in enumerate(zip(values, wrong)):
             if is_wrong and not v > 1e-3:
                 raise _Problem(

@@ -452,6 +452,41 @@ def _nbytes(obj):
     return 0
 
 
+def _arrays_in(obj):
+    """The arrays inside what a pack hook returned (tensors, arrays, containers), as numpy."""
+    if isinstance(obj, Tensor):
+        return [obj._data]
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [a for item in obj for a in _arrays_in(item)]
+    if isinstance(obj, dict):
+        return [a for item in obj.values() for a in _arrays_in(item)]
+    if hasattr(obj, "detach") and hasattr(obj, "numel"):  # a torch tensor
+        return [obj.detach().cpu().numpy()]
+    return []
+
+
+def _holds_values(packed, t):
+    """Whether what pack returned holds t's values (to float16 rounding), or bytes we can't read."""
+    if isinstance(packed, (bytes, bytearray)) or (
+        isinstance(packed, (tuple, list)) and any(isinstance(p, (bytes, bytearray)) for p in packed)
+    ):
+        return True
+    values = np.asarray(t._data, np.float64)
+    for array in _arrays_in(packed):
+        if array.size == values.size and np.allclose(
+            np.asarray(array, np.float64).reshape(values.shape), values, rtol=2e-3, atol=1e-4
+        ):
+            return True
+    return False
+
+
+def _describe_packed(packed):
+    text = repr(packed) if packed is None or isinstance(packed, (int, str)) else None
+    return text or f"a {type(packed).__name__} with no tensor data in it"
+
+
 def check_half_hooks(pack, unpack):
     """Exercise 3.4: the learner's hooks store every saved tensor of a small model."""
     label = "3.4"
@@ -469,15 +504,29 @@ def check_half_hooks(pack, unpack):
             raise _Mistake(
                 "pack returned the tensor itself, so nothing is saved: store a float16 copy"
             )
+        if not _arrays_in(packed) and not _nbytes(packed):
+            raise _Mistake(
+                f"your pack hook returned {_describe_packed(packed)}, so the saved values must be "
+                "hidden somewhere else (a closure, a dict, a global), where they still take full "
+                "memory: unpack receives only what pack returned, so return the float16 copy "
+                "itself, e.g. (t.dtype, t.to(ma.float16))"
+            )
+        if not _holds_values(packed, t):
+            raise _Mistake(
+                "what your pack hook returned does not hold the saved values (no tensor or array "
+                f"in it matches the {tuple(t.shape)} tensor it was given, even to float16 "
+                "rounding): store t.to(ma.float16), a copy of its values"
+            )
         received.append(t._data.nbytes)
         stored.append(_nbytes(packed))
-        originals.append((t.dtype, t.shape))
+        halved = t._data.astype(np.float16).astype(t._data.dtype)
+        originals.append((t.dtype, t.shape, t._data.copy(), halved, stored[-1] < received[-1]))
         return (len(originals) - 1, packed)
 
     def checking_unpack(ticket):
         index, packed = ticket
         value = unpack(packed)
-        dtype, shape = originals[index]
+        dtype, shape, original, halved, is_smaller = originals[index]
         if not isinstance(value, Tensor):
             raise _Mistake(f"unpack returned a {type(value).__name__}; it must return a Tensor")
         if value.shape != shape:
@@ -486,6 +535,17 @@ def check_half_hooks(pack, unpack):
             raise _Mistake(
                 f"unpack returned a {value.dtype} tensor for a saved {dtype} one: convert it "
                 "back, or backward computes in the wrong precision"
+            )
+        if (
+            is_smaller
+            and not np.array_equal(original, halved)
+            and np.array_equal(value._data, original)
+        ):
+            raise _Mistake(
+                "unpack gave back the original full-precision values, which the float16 copy "
+                "pack stored cannot hold: unpack must rebuild the tensor from what pack returned "
+                "(the only thing it receives), not fetch the original from a closure or a dict, "
+                "which keeps it in memory"
             )
         return value
 

@@ -271,6 +271,15 @@ TWICE_PROGRAMS = [
 ]
 
 
+# Checked too but not shown in the notebook: the tensor that is saved sits on a branch other than
+# next_functions[0], so a walk that follows only the first input of each node misses it.
+BRANCH_PROGRAMS = [
+    ("(x + x.exp()).sum()", lambda lib, x: (x + x.exp()).sum()),
+    ("x.sum() + x.tanh().sum()", lambda lib, x: x.sum() + x.tanh().sum()),
+    ("(x - x.sigmoid() * 2).mean()", lambda lib, x: (x - x.sigmoid() * 2).mean()),
+]
+
+
 def twice_truth(lib, program):
     """Whether `lib` runs a second backward on `program`'s graph (True) or raises (False)."""
     x = lib.tensor(_TWICE_X, requires_grad=True)
@@ -295,12 +304,22 @@ def _why(root, truth):
     return "PyTorch runs the second backward fine: no node in its graph saves a tensor"
 
 
+def _off_first_path(root):
+    """Whether every node of root's graph that saved a tensor is off the next_functions[0] path."""
+    path, node = set(), root.grad_fn
+    while node is not None and node not in path:
+        path.add(node)
+        node = node.next_functions[0][0] if node.next_functions else None
+    savers = [n for n in _graph_nodes(root) if n.saved_tensors_info()]
+    return bool(savers) and not any(n in path for n in savers)
+
+
 def check_can_backward_twice(can_backward_twice):
     """Exercise 4.2: the learner's `can_backward_twice(root)` reads the graph, before any backward."""
     label = "4.2"
     hint = "walk every node from root.grad_fn (next_functions) and look for saved tensors"
     torch = _torch()
-    for text, program in TWICE_PROGRAMS:
+    for text, program in TWICE_PROGRAMS + BRANCH_PROGRAMS:
         truth = twice_truth(torch, program)
         x = ma.tensor(_TWICE_X, requires_grad=True)
         root = program(ma, x)
@@ -321,6 +340,13 @@ def check_can_backward_twice(can_backward_twice):
         if not isinstance(answer, (bool, np.bool_)):
             return _wrong(label, f"on {text}, return True or False, not {answer!r:.40}.")
         if bool(answer) != truth:
+            if answer and _off_first_path(root):
+                return _wrong(
+                    label,
+                    f"for {text} your function says True, but {_why(root, truth)}; that node is "
+                    "not on the next_functions[0] path. Hint: follow every entry of each node's "
+                    "next_functions (a stack or a queue), not only the first input.",
+                )
             return _wrong(
                 label,
                 f"for {text} your function says {bool(answer)}, but {_why(root, truth)}. "

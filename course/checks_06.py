@@ -13,6 +13,7 @@ prints exactly one line: correct, "not done yet", or what is wrong in plain word
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from unittest import mock
 
@@ -21,6 +22,15 @@ import torch
 
 import mini_autograd as ma
 import mini_autograd.nn.utils as ma_utils
+from course.check import (
+    StepOrder,
+    counting_data_reads,
+    data_note,
+    describe_error,
+    tensor_note,
+    zero_grad_problem,
+)
+from mini_autograd import engine
 
 GATES = "ifgo"
 ATOL, RTOL = 1e-5, 1e-4
@@ -54,7 +64,7 @@ def _call(fn, *args):
     except Feedback:
         raise
     except Exception as error:  # an ordinary mistake: report it in one line
-        raise Feedback(f"your code raised {type(error).__name__}: {_first_line(error)}") from None
+        raise Feedback(f"your code raised {describe_error(error)}") from None
 
 
 def _first_line(error, width=110):
@@ -288,16 +298,44 @@ def _in_place(error):
     return "modified by an inplace operation" in str(error)
 
 
-class _BackwardSpy:
-    """Wraps mini_autograd's engine.backward to see whether retain_graph=True was passed."""
+class _RetainSpy:
+    """Sees every backward pass that keeps its graph, whatever the entry point.
+
+    mini_autograd: every entry point (Tensor.backward, autograd.backward, autograd.grad) goes
+    through engine.run_backward(roots, root_grads, keep_graph, ...), so the spy sits there. torch:
+    Tensor.backward calls torch.autograd.backward, so wrapping that and torch.autograd.grad sees
+    them all. retain_graph defaults to create_graph, in both libraries.
+    """
 
     def __init__(self):
         self.retained = False
-        self._backward = ma.engine.backward
 
-    def __call__(self, tensors, grad_tensors=None, retain_graph=None, *args, **kwargs):
-        self.retained = self.retained or bool(retain_graph)
-        return self._backward(tensors, grad_tensors, retain_graph, *args, **kwargs)
+    def _engine(self, original):
+        def run_backward(roots, root_grads, keep_graph, *args, **kwargs):
+            self.retained = self.retained or bool(keep_graph)
+            return original(roots, root_grads, keep_graph, *args, **kwargs)
+
+        return run_backward
+
+    def _torch(self, original):
+        def entry(*args, **kwargs):
+            retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)
+            create = kwargs.get("create_graph", args[3] if len(args) > 3 else False)
+            self.retained = self.retained or bool(create if retain is None else retain)
+            return original(*args, **kwargs)
+
+        return entry
+
+    @contextlib.contextmanager
+    def watching(self):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(
+                mock.patch.object(engine, "run_backward", self._engine(engine.run_backward))
+            )
+            for name in ("backward", "grad"):
+                original = getattr(torch.autograd, name)
+                stack.enter_context(mock.patch.object(torch.autograd, name, self._torch(original)))
+            yield self
 
 
 def check_regression_loop(train_regression, n_epochs=5):
@@ -306,9 +344,10 @@ def check_regression_loop(train_regression, n_epochs=5):
     def body():
         x_np, noise_np, start = regression_data()
         expected = reference_regression(torch, x_np, noise_np, start, n_epochs)
+        note = ""
         for lib in (ma, torch):
-            spy = _BackwardSpy()
-            with mock.patch.object(ma.engine, "backward", spy):
+            spy = _RetainSpy()
+            with spy.watching():
                 try:
                     result = train_regression(lib, x_np.copy(), noise_np.copy(), start, n_epochs)
                 except NotImplementedError:  # a RuntimeError too: let "not done yet" through
@@ -327,14 +366,16 @@ def check_regression_loop(train_regression, n_epochs=5):
                     raise
                 except Exception as error:
                     raise Feedback(
-                        f"with {lib.__name__} your code raised {type(error).__name__}: "
-                        f"{_first_line(error)}"
+                        f"with {lib.__name__} your code raised {describe_error(error)}"
                     ) from None
             losses = _losses(result, n_epochs, "epoch")
+            note = note or tensor_note(result)
             if spy.retained:
                 raise Feedback(
-                    "it runs, but with retain_graph=True: every epoch still back-propagates into "
-                    "the graph of y, recorded once before the loop. Make the target a plain "
+                    f"with {lib.__name__} it runs, but a backward pass keeps its graph "
+                    "(retain_graph=True, in loss.backward(), autograd.backward() or "
+                    "autograd.grad(), or create_graph=True): every epoch still back-propagates "
+                    "into the graph of y, recorded once before the loop. Make the target a plain "
                     "tensor instead (the input needs no gradient)"
                 )
             problem = _first_difference(losses, expected, "epoch")
@@ -343,7 +384,7 @@ def check_regression_loop(train_regression, n_epochs=5):
                     f"with {lib.__name__}, {problem}: keep the seed's data (y = 1 + 2 * x + "
                     "0.3 * noise from x_np and noise_np), model, lr and order of steps"
                 )
-        return f"trains all {n_epochs} epochs on both engines, with the reference losses."
+        return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
 
     return _run_check(
         "6.2",
@@ -423,11 +464,14 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
 
     def body():
         series = make_series()
+        notes = ""
         for window in windows:
             n = (len(series) - 1) // window
             expected = reference_tbptt(torch, make_regressor(torch), series, window)
+            model = make_regressor(ma)
             try:
-                result = train_tbptt(ma, make_regressor(ma), series.copy(), window)
+                with StepOrder() as order, counting_data_reads() as data:
+                    result = train_tbptt(ma, model, series.copy(), window)
             except NotImplementedError:  # a RuntimeError too: let "not done yet" through
                 raise
             except RuntimeError as error:
@@ -448,13 +492,15 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
             except Feedback:
                 raise
             except Exception as error:
-                raise Feedback(
-                    f"window {window}: your code raised {type(error).__name__}: {_first_line(error)}"
-                ) from None
+                raise Feedback(f"window {window}: your code raised {describe_error(error)}") from None
             losses = _losses(result, n, "chunk")
             problem = _first_difference(losses, expected, "chunk")
             if problem is None:
+                notes = notes or tensor_note(result) + data_note(data.reads)
                 continue
+            zero_grad = zero_grad_problem(order.events)
+            if zero_grad:
+                raise Feedback(f"window {window}: {problem}: {zero_grad}")
             for carry, step, advice in (
                 (
                     "reinit",
@@ -480,6 +526,7 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
             )
         return (
             f"the losses of every chunk match PyTorch's for windows {', '.join(map(str, windows))}."
+            + notes
         )
 
     return _run_check(

@@ -223,7 +223,7 @@ def _graph_difference(label, mine, theirs) -> str | None:
 
 
 def _edges(edges, nodes) -> str:
-    return "(" + ", ".join("None" if e is None else nodes[e][0] for e in edges) + ")"
+    return "(" + ", ".join("None" if e is None else f"{nodes[e][0]} (node {e})" for e in edges) + ")"
 
 
 def _saved(states) -> str:
@@ -239,8 +239,16 @@ def _error_difference(label, mine, theirs) -> str | None:
         return f"{label}: your engine raised {mine[0]}: {_clip(mine[1])}; PyTorch raises nothing"
     if mine is None:
         return f"{label}: PyTorch raises {theirs[0]}: {_clip(theirs[1])}; your engine raised nothing"
-    if (mine[0], mine[1]) != (theirs[0], theirs[1]):
+    if mine[0] != theirs[0]:
         return f"{label}: your engine raised {mine[0]}: {_clip(mine[1])}; PyTorch raises {theirs[0]}: {_clip(theirs[1])}"
+    if mine[1] != theirs[1]:
+        start = next((i for i, (a, b) in enumerate(zip(mine[1], theirs[1])) if a != b), None)
+        start = min(len(mine[1]), len(theirs[1])) if start is None else start
+        window = slice(max(0, start - 30), start + 40)
+        return (
+            f"{label}: the error's text differs from character {start}: yours reads "
+            f"{_clip('…' + mine[1][window])}, PyTorch's {_clip('…' + theirs[1][window])}"
+        )
     return None
 
 
