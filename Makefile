@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 WORKERS ?= 2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test lint format notebooks exercises slides site bench clean
+.PHONY: setup lab test lint format notebooks exercises slides site bench progress clean
 
 setup: $(STAMP)
 
@@ -65,3 +65,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# The build track: every exercise of your engine, exercises/my_autograd.py, checked against PyTorch.
+progress: $(STAMP)
+	$(BIN)/python -m course.track

@@ -19,6 +19,15 @@ ROOT = Path(__file__).resolve().parent.parent
 LEARNER = ROOT / "exercises" / "my_autograd.py"
 REFERENCE = ROOT / "solutions" / "my_autograd.py"
 
+
+def default_path() -> Path:
+    """The engine a notebook's check means: `my_autograd.py` beside it, else exercises/'s."""
+    here = Path.cwd() / "my_autograd.py"
+    if here.parent in (LEARNER.parent, REFERENCE.parent) and here.exists():
+        return here
+    return LEARNER
+
+
 _STUB = re.compile(r"Exercise (\d+\.\d+)")
 
 

@@ -141,7 +141,9 @@ def diamond(lib, see):
     x = leaf(lib)
     h = x.exp()
     loss = (h * 2 + h.tanh() * h).sum()
-    see.counts("the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn])
+    see.counts(
+        "the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn]
+    )
     see.order("the backward order", loss)
     see("x.grad", x.grad)
 
@@ -153,7 +155,9 @@ def deep_chain(lib, see):
     for _ in range(3000):
         y = y * 1.0001
     loss = y.sum()
-    see.counts("the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn])
+    see.counts(
+        "the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn]
+    )
     loss.backward()
     see("x.grad", x.grad)
 
@@ -341,7 +345,9 @@ def grad_function(lib, see):
     unused = leaf(lib)
     other = (x * 2).sum()
     see.error("a tensor not in the graph", lambda: lib.autograd.grad(other, [x, unused]))
-    see.error("a tensor that does not require grad", lambda: lib.autograd.grad(other, lib.tensor(X)))
+    see.error(
+        "a tensor that does not require grad", lambda: lib.autograd.grad(other, lib.tensor(X))
+    )
     (gx,) = lib.autograd.grad((x * x * x).sum(), x, create_graph=True)
     see("second derivative through grad(create_graph=True)", lib.autograd.grad(gx.sum(), x))
 

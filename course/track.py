@@ -4,6 +4,7 @@
     track.check("2.3")      # one exercise: one line, correct ✓ / not done yet / what differs
     track.check_chapter(2)  # every build-track exercise of chapter 2
     track.progress()        # the table of every exercise (also `make progress`)
+    lib = track.engine()    # your engine as a module, to run programs on
 
 A program is `program(lib, see)`, written once against the API that torch and my_autograd
 share. It calls `see` on what should agree: `see("x.grad", x.grad)` (a tensor, number, bool or
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -164,11 +166,16 @@ class See:
         nodes = _walk(roots)
         where = {node: i for i, node in enumerate(nodes)}
         if not isinstance(counts, dict):
-            raise _Difference("counts", f"count_dependencies returned {type(counts).__name__}, not a dict")
+            raise _Difference(
+                "counts", f"count_dependencies returned {type(counts).__name__}, not a dict"
+            )
         named = {}
         for node, count in counts.items():
             if node not in where:
-                raise _Difference("counts", f"count_dependencies counted a node that is not in the graph: {node!r}")
+                raise _Difference(
+                    "counts",
+                    f"count_dependencies counted a node that is not in the graph: {node!r}",
+                )
             named[f"{_label(node)} (node {where[node]} from the top)"] = count
         self.seen.append(("counts", label, dict(sorted(named.items()))))
 
@@ -186,8 +193,20 @@ def _watched(apply, node, ran):
 
 def _value_difference(label, mine, theirs) -> str | None:
     if isinstance(theirs, np.ndarray) != isinstance(mine, np.ndarray):
-        shown = "None" if mine is None else repr(mine) if not isinstance(mine, np.ndarray) else "a tensor"
-        expected = "None" if theirs is None else repr(theirs) if not isinstance(theirs, np.ndarray) else "a tensor"
+        shown = (
+            "None"
+            if mine is None
+            else repr(mine)
+            if not isinstance(mine, np.ndarray)
+            else "a tensor"
+        )
+        expected = (
+            "None"
+            if theirs is None
+            else repr(theirs)
+            if not isinstance(theirs, np.ndarray)
+            else "a tensor"
+        )
         return f"`{label}` is {shown}; PyTorch gives {expected}"
     if not isinstance(theirs, np.ndarray):
         return None if mine == theirs else f"`{label}` is {mine!r}; PyTorch gives {theirs!r}"
@@ -223,7 +242,9 @@ def _graph_difference(label, mine, theirs) -> str | None:
 
 
 def _edges(edges, nodes) -> str:
-    return "(" + ", ".join("None" if e is None else f"{nodes[e][0]} (node {e})" for e in edges) + ")"
+    return (
+        "(" + ", ".join("None" if e is None else f"{nodes[e][0]} (node {e})" for e in edges) + ")"
+    )
 
 
 def _saved(states) -> str:
@@ -238,7 +259,9 @@ def _error_difference(label, mine, theirs) -> str | None:
     if theirs is None:
         return f"{label}: your engine raised {mine[0]}: {_clip(mine[1])}; PyTorch raises nothing"
     if mine is None:
-        return f"{label}: PyTorch raises {theirs[0]}: {_clip(theirs[1])}; your engine raised nothing"
+        return (
+            f"{label}: PyTorch raises {theirs[0]}: {_clip(theirs[1])}; your engine raised nothing"
+        )
     if mine[0] != theirs[0]:
         return f"{label}: your engine raised {mine[0]}: {_clip(mine[1])}; PyTorch raises {theirs[0]}: {_clip(theirs[1])}"
     if mine[1] != theirs[1]:
@@ -300,7 +323,7 @@ def _program_name(program) -> str:
     return program.__doc__.strip().splitlines()[0] if program.__doc__ else program.__name__
 
 
-def run(task: Task, path: Path = engine_file.LEARNER) -> tuple[str, str]:
+def run(task: Task, path: Path) -> tuple[str, str]:
     """(status, message) of one task on the engine at `path`: 'done', 'not done' or 'wrong'."""
     import torch
 
@@ -322,11 +345,17 @@ def run(task: Task, path: Path = engine_file.LEARNER) -> tuple[str, str]:
         except NotImplementedError as error:
             return "not done", f"{error} is still a stub"
         except RecursionError:
-            return "wrong", f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit"
+            return (
+                "wrong",
+                f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit",
+            )
         except _Difference as difference:
             return "wrong", f"{name}: {difference}{_advice(task, difference.kind)}"
         except Exception as error:  # an ordinary mistake in the learner's code: report, don't raise
-            return "wrong", f"{name}: your engine raised {engine_file.describe(error)}{_advice(task, 'raised')}"
+            return (
+                "wrong",
+                f"{name}: your engine raised {engine_file.describe(error)}{_advice(task, 'raised')}",
+            )
         try:
             _compare(mine.seen, theirs.seen)
         except _Difference as difference:
@@ -346,12 +375,12 @@ def _tasks():
     return TASKS
 
 
-def check(exercise_id: str, path: Path = engine_file.LEARNER) -> bool:
+def check(exercise_id: str, path: Path | None = None) -> bool:
     """Run one build-track exercise's check and print its one line; True when it passes."""
     task = next((t for t in _tasks() if t.id == exercise_id), None)
     if task is None:
         raise ValueError(f"no build-track exercise {exercise_id}")
-    status, message = run(task, path)
+    status, message = run(task, path or engine_file.default_path())
     prefix = f"Exercise {task.id} ({task.where})"
     if status == "done":
         print(f"{prefix}: correct ✓ — {message}.")
@@ -362,14 +391,15 @@ def check(exercise_id: str, path: Path = engine_file.LEARNER) -> bool:
     return status == "done"
 
 
-def check_chapter(chapter: int, path: Path = engine_file.LEARNER) -> bool:
+def check_chapter(chapter: int, path: Path | None = None) -> bool:
     """Check every build-track exercise of one chapter, one line each."""
     results = [check(t.id, path) for t in _tasks() if t.id.split(".")[0] == str(chapter)]
     return all(results)
 
 
-def progress(path: Path = engine_file.LEARNER) -> list[tuple[str, str, str]]:
+def progress(path: Path | None = None) -> list[tuple[str, str, str]]:
     """Print a table of every build-track exercise: done, not done, or wrong with the first message."""
+    path = path or engine_file.default_path()
     rows = [(t.id, t.title, *run(t, path)) for t in _tasks()]
     chapter = None
     for exercise, title, status, message in rows:
@@ -384,12 +414,42 @@ def progress(path: Path = engine_file.LEARNER) -> list[tuple[str, str, str]]:
     return [(exercise, status, message) for exercise, _, status, message in rows]
 
 
+def engine(path: Path | None = None):
+    """Your engine as a module: your file, with the course's answer for each piece not yet written."""
+    path = path or engine_file.default_path()
+    try:
+        module, filled, _ = engine_file.load(path)
+    except engine_file.EngineError as error:
+        print(f"{error}; using the course's engine, solutions/my_autograd.py, until then")
+        module, filled, _ = engine_file.load(engine_file.REFERENCE)
+    if filled:
+        print(
+            f"(your engine, with the course's answer for what you have not written yet: {', '.join(filled)})"
+        )
+    return module
+
+
+def freed_in_graph(tensor) -> str:
+    """One line on the nodes of `tensor`'s graph whose saved tensors an earlier backward freed."""
+    freed = [_label(n) for n in _walk([tensor.grad_fn]) if "freed" in _saved_states(n).values()]
+    if not freed:
+        return "nothing in this graph has been freed: backward can run"
+    counts = {name: freed.count(name) for name in dict.fromkeys(freed)}
+    listed = ", ".join(f"{name} ×{count}" for name, count in counts.items())
+    return (
+        f"{len(freed)} node(s) of this graph were freed by an earlier backward ({listed}): "
+        "this graph reaches into one that an earlier backward already went through"
+    )
+
+
 def main() -> int:
     """`python -m course.track [path]`: the progress table of the learner's engine."""
     import sys
 
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else engine_file.LEARNER
-    print(f"Build-track progress of {path.relative_to(engine_file.ROOT) if path.is_absolute() and path.is_relative_to(engine_file.ROOT) else path}")
+    print(
+        f"Build-track progress of {path.relative_to(engine_file.ROOT) if path.is_absolute() and path.is_relative_to(engine_file.ROOT) else path}"
+    )
     progress(path)
     return 0
 

@@ -125,15 +125,15 @@ MISTAKES = {
         "2.1",
         [
             (
-                "grad_other = _sum_to(g * self.saved(\"self\"), self._shapes[1])",
-                "grad_other = g * self.saved(\"self\")",
+                'grad_other = _sum_to(g * self.saved("self"), self._shapes[1])',
+                'grad_other = g * self.saved("self")',
             )
         ],
         "shape",
     ),
     "2.2 transposes on the wrong side": (
         "2.2",
-        [("grad_mat2 = self.saved(\"self\").t() @ g", "grad_mat2 = g.t() @ self.saved(\"self\")")],
+        [('grad_mat2 = self.saved("self").t() @ g', 'grad_mat2 = g.t() @ self.saved("self")')],
         "shape",
     ),
     "2.3 counts a node's edges once per visit, pushing nodes again": (
@@ -163,7 +163,12 @@ MISTAKES = {
     ),
     "3.1 saves both inputs always": (
         "3.1",
-        [('saved = [\n        ("self", self if _requires(other) else None),', 'saved = [\n        ("self", self),')],
+        [
+            (
+                'saved = [\n        ("self", self if _requires(other) else None),',
+                'saved = [\n        ("self", self),',
+            )
+        ],
         "saves",
     ),
     "3.3 names the op with Backward0": (
@@ -188,7 +193,12 @@ MISTAKES = {
     ),
     "5.1 forgets the incoming gradient g": (
         "5.1",
-        [("        return (g * result * (1 - result),)", "        return (result * (1 - result),)")],
+        [
+            (
+                "        return (g * result * (1 - result),)",
+                "        return (result * (1 - result),)",
+            )
+        ],
         "differs from PyTorch's",
     ),
     "5.1 computes in numpy": (
@@ -203,7 +213,12 @@ MISTAKES = {
     ),
     "5.6 runs the target's own node": (
         "5.6",
-        [(" or node not in self.wanted", " or (node not in self.wanted and (node, 0) not in self.slots)")],
+        [
+            (
+                " or node not in self.wanted",
+                " or (node not in self.wanted and (node, 0) not in self.slots)",
+            )
+        ],
         "alive",
     ),
 }

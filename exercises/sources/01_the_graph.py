@@ -1,139 +1,131 @@
 # %% [markdown]
 # # Exercises 01 · The graph
 #
-# In the chapter you built the recording step of an engine in a few small cells. Here you write
-# the same pieces **for mini_autograd itself**: each check puts your function into the engine in
-# place of its own, runs real programs with it, and compares what gets recorded with PyTorch.
+# This chapter starts **your own engine**, `exercises/my_autograd.py`: the tensor, the rule
+# for when an operation records a node, its edges, recording itself, `detach` and `no_grad`.
+# Two more exercises use what the chapter taught on any engine's graph.
 #
-# | exercise | you write | what runs it |
+# | exercise | you write | where |
 # |---|---|---|
-# | 1.1 | `wants_grad`: does an operation record a node? | every operation of mini_autograd |
-# | 1.2 | `edge_of`: where an input's edge in `next_functions` points | every recorded node |
-# | 1.3 | `detach`: a tensor cut out of the graph | `Tensor.detach` |
-# | 1.4 | `walk`: every node of a graph, breadth first | `draw_graph` |
-# | 1.5 | predictions: which tensors require grad, which are leaves | the seeds' data program |
+# | 1.1 | when an operation records a node | `_wants_grad` in your engine |
+# | 1.2 | the edge of one input in `next_functions` | `_edge` in your engine |
+# | 1.3 | `detach`: a tensor cut out of the graph | `Tensor.detach` in your engine |
+# | 1.6 | recording a node | `_record` in your engine |
+# | 1.7 | `no_grad` | `_SetGradMode.__enter__`, `__exit__` in your engine |
+# | 1.4 | `walk`: every node of a graph, breadth first | this notebook (runs inside `draw_graph`) |
+# | 1.5 | predictions: which tensors require grad, which are leaves | this notebook |
 #
-# Replace each `raise NotImplementedError(...)` line with your code and run the check cell below
-# it. Until then the check prints a "not done yet" line, so the notebook always runs from top to
-# bottom. Answers: `solutions/01_the_graph.ipynb`.
-
+# About 60 minutes. Until you write a piece, its check prints a "not done yet" line, so the
+# notebook always runs from top to bottom. Answers: `solutions/01_the_graph.ipynb` and
+# `solutions/my_autograd.py`.
 # %%
 import torch
 
 import mini_autograd as ma
+from course import track
 from course.checks_01 import (
-    check_detach,
-    check_edge_of,
     check_leaves,
     check_walk,
-    check_wants_grad,
 )
 
 # %% [markdown]
-# ## Exercise 1.1: does this operation record a node?
+# ## Your engine: `my_autograd.py`
 #
-# Every operation of mini_autograd computes its numpy result first and then asks one question:
-# *should I record a backward node for this?* The answer is yes exactly when grad mode is on
-# (`ma.is_grad_enabled()`) **and** at least one input has `requires_grad=True`. Otherwise the
-# result is a plain leaf that does not require grad.
-#
-# Write `wants_grad(*tensors)`. The check puts it inside every operation of the engine and runs
-# nine small programs (with `no_grad`, `enable_grad`, `detach`, mixed inputs) next to PyTorch.
-
-
-# %%
-def wants_grad(*tensors):
-    """True when grad mode is on and any of `tensors` requires grad."""
-    ### BEGIN SOLUTION 1.1: when an operation records a node
-    if not ma.is_grad_enabled():
-        return False
-    return any(t.requires_grad for t in tensors)
-    ### END SOLUTION
-
-
-# %%
-check_wants_grad(wants_grad)
+# The exercises marked **your engine** are written in one file, `exercises/my_autograd.py`,
+# that grows chapter by chapter into an autograd engine of your own: numpy only, with PyTorch's
+# names, so the same program runs with `lib = torch`, `lib = mini_autograd` or
+# `lib = my_autograd`. Open it in JupyterLab (file browser: `exercises/my_autograd.py`), search
+# for "Exercise 1.1", replace the `raise NotImplementedError(...)` line with your code, save
+# the file, and run the check cell here. Each check reloads the file, runs a few programs on your
+# engine and on PyTorch, and compares values, gradients, node names, `next_functions`, saved
+# tensors, errors and the backward order. It prints one line: `correct ✓`, `not done yet`, or
+# what differs. Pieces you have not written yet are taken from the course's answer while a
+# check runs, so you can do the exercises in any order; the complete engine is
+# `solutions/my_autograd.py`.
 
 # %% [markdown]
-# ## Exercise 1.2: the edges of a new node
+# ## Exercise 1.1 (your engine): when does an operation record a node?
+#
+# Every operation of your engine computes its numpy result first and then asks one question:
+# *should I record a backward node for this?* Write `_wants_grad(*inputs)`: True exactly when
+# grad mode is on (`_GradMode.enabled`, which `no_grad` turns off) **and** at least one input is
+# a `Tensor` with `requires_grad=True`. Inputs may be Python numbers (`x * 2`): they never
+# require grad. The check runs programs with constants, `detach`, mixed inputs and `no_grad`.
+
+# %%
+track.check("1.1")
+
+# %% [markdown]
+# ## Exercise 1.2 (your engine): the edge of one input
 #
 # When an operation records its node, it gives it one **edge** per input, the pair
-# `(node, output_nr)` that says where the gradient for that input goes in backward. The node's
-# `next_functions` is the tuple of these edges. Write `edge_of(tensor)`, the edge for one input:
+# `(node, output_nr)` that says where the gradient for that input goes in backward; the node's
+# `next_functions` is the tuple of these edges. Write `_edge(t)`:
 #
-# * a tensor made by an operation: `(tensor.grad_fn, tensor._output_nr)`; `_output_nr` says which
-#   output of its `grad_fn` the tensor is (0 for almost every operation, 1 for the second output
-#   of a node with two outputs, ...);
+# * a tensor made by an operation: `(t.grad_fn, 0)` (every operation here has one output);
 # * a leaf that requires grad: its `AccumulateGrad` node and 0. Get it with
-#   `tensor._grad_accumulator()`, which creates it the first time and then returns **the same
-#   node**, so a leaf used twice has one AccumulateGrad, as in PyTorch;
-# * a tensor that does not require grad: `(None, 0)`, no edge to follow.
+#   `t._grad_accumulator()`, which makes it the first time and then returns **the same node**,
+#   so a leaf used twice has one AccumulateGrad, as in PyTorch;
+# * anything else (a constant, a Python number): `(None, 0)`, no edge to follow.
 #
-# The check records five programs with your `edge_of` (a leaf used twice, a constant input, a
-# non-leaf used twice, the second output of a custom Function), compares every edge with
-# PyTorch's graph, then runs backward through the graph you built.
-
+# The check compares the graphs of a leaf used twice, a constant input and numbers on either
+# side of an operator (`x + 2`, `1 - x`) with PyTorch's, node by node and edge by edge.
 
 # %%
-def edge_of(tensor):
-    """The edge (node, output_nr) that a gradient for `tensor` flows into."""
-    ### BEGIN SOLUTION 1.2: the edge of one input
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
-    if tensor.requires_grad:
-        return (tensor._grad_accumulator(), 0)
-    return (None, 0)
-    ### END SOLUTION
-
-
-# %%
-check_edge_of(edge_of)
+track.check("1.2")
 
 # %% [markdown]
-# This is what the check says about a plausible mistake: making a fresh `AccumulateGrad` each
-# time a leaf is used. Gradients would even come out right (both nodes add into the same
-# `.grad`), but the graph is not PyTorch's.
+# ## Exercise 1.3 (your engine): `detach`
+#
+# `y.detach()` returns a tensor with the same values, cut out of the graph: no `grad_fn`,
+# `requires_grad=False`. Two details make it PyTorch's `detach` and not a copy:
+#
+# * it **shares memory** with `y`: `Tensor(self._data)` wraps the same numpy array, no copy;
+# * it **shares the version counter**: in-place changes made through the detached tensor
+#   still count for `y` (chapter 03 shows why). The counter is the one-element list
+#   `_version_box`: give the new tensor the same list.
+#
+# Write `Tensor.detach`. The check zeroes a detached tensor in place and compares `y`, its
+# `_version`, and the error a later backward raises, with PyTorch.
 
 # %%
-check_edge_of(
-    lambda t: (
-        (t.grad_fn, t._output_nr)
-        if t.grad_fn is not None
-        else (ma.node.AccumulateGrad(t), 0)
-        if t.requires_grad
-        else (None, 0)
-    )
-)
+track.check("1.3")
 
 # %% [markdown]
-# ## Exercise 1.3: `detach`
+# ## Exercise 1.6 (your engine): recording a node
 #
-# `y.detach()` returns a tensor with the same values that is cut out of the graph: no
-# `grad_fn`, `requires_grad=False`. Two details make it PyTorch's `detach` and not a copy:
+# Now the step that builds the graph. Every operation ends with
+# `_record(node_class, data, inputs, saved, saved_result, **attributes)`. Write it:
 #
-# * it **shares memory** with `y`: no data is copied, and an in-place change to one shows in the
-#   other. `ma.Tensor._make(array)` wraps a numpy array in a new leaf tensor without copying
-#   (`ma.tensor(...)` would copy);
-# * it **shares the version counter**: in-place changes made through the detached tensor still
-#   count for `y` (chapter 03 shows why autograd needs that). A tensor's counter belongs to the
-#   tensor named by its `_version_owner`, or to itself when that is `None`; set the new tensor's
-#   `_version_owner` to the tensor that owns `self`'s counter.
+# 1. if `_wants_grad(*inputs)` is false, return a plain `Tensor(data)`;
+# 2. otherwise make the node, `node_class([_edge(t) for t in inputs])`;
+# 3. set each of `attributes` on it (`setattr(node, name, value)`: the operation's settings,
+#    such as `_saved_dim` or `_shapes`);
+# 4. for each `(name, value)` in `saved` whose value is not None, store
+#    `node._saved[name] = SavedTensor(_as_tensor(value, data.dtype), node)` (a Python number is
+#    saved as a tensor, as PyTorch does; chapter 03 is about these);
+# 5. make the result, `Tensor(data, requires_grad=True, grad_fn=node)`, and when
+#    `saved_result` is true also save it: `SavedTensor(result, node, is_output=True)` under
+#    the name `"result"`.
 #
-# Write `detach(self)`; the check installs it as `Tensor.detach` and compares with PyTorch.
-
+# The check compares whole graphs with PyTorch's: node names, edges and saved tensors.
 
 # %%
-def detach(self):
-    """The same data as `self`, out of the graph, sharing memory and the version counter."""
-    ### BEGIN SOLUTION 1.3: detach
-    out = ma.Tensor._make(self._data)
-    out._version_owner = self if self._version_owner is None else self._version_owner
-    return out
-    ### END SOLUTION
+track.check("1.6")
 
+# %% [markdown]
+# ## Exercise 1.7 (your engine): `no_grad`
+#
+# `with no_grad():` turns recording off inside and back on after, even when the block raises, and
+# blocks nest: a `no_grad` inside another must leave grad mode **off** when it ends, and
+# `enable_grad` inside `no_grad` turns it on for its own block only. `no_grad` and
+# `enable_grad` are subclasses of `_SetGradMode` that differ only in `mode`. Write its
+# `__enter__` (remember the current `_GradMode.enabled` in `self.previous`, then set it to
+# `self.mode`) and `__exit__` (put the remembered value back). The decorator form,
+# `@no_grad()`, is given: it uses your two methods.
 
 # %%
-check_detach(detach)
+track.check("1.7")
 
 # %% [markdown]
 # ## Exercise 1.4: walking the graph
@@ -236,3 +228,12 @@ check_leaves(my_predictions)
 # %% [markdown]
 # Done? Chapter 02 walks this graph backwards: each node turns the gradient of its output into
 # gradients for its inputs and sends them along exactly the edges you built here.
+
+# %% [markdown]
+# ## Your engine so far
+#
+# Every build-track exercise of the course, checked against your file (the same table as
+# `make progress` prints):
+
+# %%
+track.progress()

@@ -1,140 +1,93 @@
 # %% [markdown]
 # # Exercises 03 · Saved tensors
 #
-# Four pieces of the engine that decide what a node keeps for its backward and guard it:
+# What your engine keeps for backward, and how it guards it:
 #
-# * **3.1** what `MulBackward0` saves, and only when it is needed (conditional saving);
-# * **3.2** the backward of `exp`, written from the one thing `exp` keeps: its own output;
-# * **3.3** the version check that raises PyTorch's in-place error;
-# * **3.4** a pair of saved-tensor hooks that stores every saved tensor at half the size.
+# | exercise | you write | where |
+# |---|---|---|
+# | 3.1 | what `*` saves, only when it is needed | `mul` in your engine |
+# | 3.2 | the backward of `exp` from its saved result | `ExpBackward0.apply` in your engine |
+# | 3.5 | saving: the version stamp and the pack hooks | `SavedTensor.__init__` in your engine |
+# | 3.3 | the version check, with PyTorch's error | `SavedTensor.check_version` in your engine |
+# | 3.4 | saved-tensor hooks that halve the memory | this notebook |
 #
-# Each check cell runs your code **inside** `mini_autograd` (it replaces the engine's own piece
-# while the check runs), runs the same program in PyTorch, and prints one line: `correct ✓`,
-# `not done yet`, or what differs and why. Until you fill a cell in, its check says "not done
-# yet", so the notebook always runs top to bottom. Answers: `solutions/03_saved_tensors.ipynb`.
-
+# About 60 minutes. Each check prints one line: `correct ✓`, `not done yet`, or what differs
+# and why. Answers: `solutions/03_saved_tensors.ipynb` and `solutions/my_autograd.py`.
 # %%
-import torch
-
 import mini_autograd as ma
+from course import track
 from course.checks_03 import (
-    check_exp_backward,
     check_half_hooks,
-    check_mul_saving,
-    check_version_check,
 )
 
 # %% [markdown]
-# ## Exercise 3.1: what `MulBackward0` keeps
+# ## Your engine: `my_autograd.py`
 #
-# For `out = self * other` the backward is
-# $\frac{\partial L}{\partial \text{self}} = g \cdot \text{other}$ and
-# $\frac{\partial L}{\partial \text{other}} = g \cdot \text{self}$: each input's gradient needs
-# the *other* input. PyTorch saves an input only when the gradient that needs it will be
-# computed, that is, when the other input requires grad.
-#
-# Write `mul_saves(self, other)`: it receives the two input tensors of a multiplication (a
-# Python number has already been turned into a tensor) and returns a dict
-# `{"self": ..., "other": ...}` holding, for each name, the tensor to keep or `None`. The check
-# puts your function into `mini_autograd`'s `*`, runs four multiplications, and compares the
-# saved set with PyTorch's `_saved_self` / `_saved_other`, then the gradients.
-
-
-# %%
-def mul_saves(self, other):
-    """What MulBackward0 keeps: {"self": tensor or None, "other": tensor or None}."""
-    ### BEGIN SOLUTION 3.1: conditional saving in mul
-    return {
-        "self": self if other.requires_grad else None,  # needed only for other's gradient
-        "other": other if self.requires_grad else None,  # needed only for self's gradient
-    }
-    ### END SOLUTION
-
-
-# %%
-check_mul_saving(mul_saves)
+# Open `exercises/my_autograd.py` in JupyterLab, search for "Exercise 3.1", write the piece,
+# save, and run its check cell here. A check reloads your file, runs the same programs on your
+# engine and on PyTorch, and compares them; pieces you have not written yet are taken from
+# the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
 
 # %% [markdown]
-# ## Exercise 3.2: the backward of `exp` from its saved result
+# ## Exercise 3.1 (your engine): what `*` saves
 #
-# $\frac{d}{dx} e^x = e^x$: the derivative of `exp` *is its output*. So `ExpBackward0` does not
-# keep its input at all; it keeps the output under the name `result`.
-#
-# Write `exp_backward(node, g)`, the body of `ExpBackward0.apply`: `node` is the
-# `ExpBackward0` node (what `self` is inside the class), `g` the gradient arriving for the
-# output. Read the saved output with `node.saved("result")` (it checks that the tensor was not
-# freed or modified in place before handing it over) and return a **tuple** with one gradient
-# per input, here just one. Use only Tensor operations (`*`), no numpy.
-
+# For `out = self * other` the backward needs `other` to compute the gradient of `self`, and
+# `self` for the gradient of `other`. So PyTorch saves each input **only if the other one
+# requires grad**: `x * c` with a constant `c` saves `c` but not `x`. Write the body of
+# `mul(self, other)` in your engine: compute `data`, build the `saved` pairs with `None` for an
+# input that need not be kept (`_requires(value)` tells whether a value requires grad), and
+# return `_record(MulBackward0, data, [self, other], saved, _shapes=...)` as the other
+# operations do. The check compares the saved tensors (`_saved_self`, `_saved_other`) with
+# PyTorch's, for `x * w`, `x * c`, `c * x` and `x * 4`.
 
 # %%
-def exp_backward(node, g):
-    """ExpBackward0.apply: the gradient for exp's input, as a one-element tuple."""
-    ### BEGIN SOLUTION 3.2: exp backward from its result
-    result = node.saved("result")
-    return (g * result,)
-    ### END SOLUTION
-
-
-# %%
-check_exp_backward(exp_backward)
+track.check("3.1")
 
 # %% [markdown]
-# ## Exercise 3.3: the version check
+# ## Exercise 3.2 (your engine): the backward of `exp` from its saved result
 #
-# Every tensor counts its in-place changes in `tensor._version`. When a node saves a tensor, it
-# notes the version; when backward unpacks it, the versions must still agree, otherwise the
-# values have changed under the node's feet and PyTorch refuses with this error (here from
-# PyTorch itself):
+# `out = exp(self)` saves neither input: its derivative is its own output, so it keeps that
+# (`saved_result=True`, under the name `result`). Write `ExpBackward0.apply(self, g)` from the
+# saved result. The check compares the saved set and the gradients with PyTorch's.
 
 # %%
-x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-y = x.exp()
-y.mul_(2)
-try:
-    y.sum().backward()
-except RuntimeError as error:
-    print(error)
+track.check("3.2")
 
 # %% [markdown]
-# Write `check_version(tensor, saved_version, producer_name)`. It is called each time backward
-# unpacks a saved tensor: `tensor` is the saved tensor as it is now, `saved_version` the version
-# it had when it was saved, `producer_name` the name of the node that produced it
-# (`"ExpBackward0"`) or `None` for a tensor made by no operation. If the versions agree, return
-# nothing. Otherwise raise `RuntimeError` with `MESSAGE` filled in, where `described` is
+# ## Exercise 3.5 (your engine): saving, through the pack hooks
 #
-# * `[torch.FloatTensor [3]]`: the type name from `TYPE_NAMES` and `list(tensor.shape)`,
-# * followed by `, which is output 0 of Exp,` when there is a producer: its name up to the word
-#   `Backward` (`"ExpBackward0"` → `"Exp"`).
-#
-# The check compares your message with PyTorch's character by character on five programs.
+# `SavedTensor.__init__(self, tensor, node, is_output)` is where a value is kept. Write it:
+# stamp `self.version = tensor._version` and keep `self.version_box = tensor._version_box`
+# (so the check above can compare); then, if `saved_tensors_hooks` is active (`_hook_stack`
+# is not empty), store `pack(tensor)` of the innermost pair, computed under `no_grad()`, and
+# remember its unpack in `self.unpack_hook`; otherwise store the tensor itself and set
+# `self.unpack_hook = None`. The check uses hooks that record the shapes they were given.
 
 # %%
-MESSAGE = (
-    "one of the variables needed for gradient computation has been modified by an inplace "
-    "operation: {described} is at version {version}; expected version {saved_version} instead. "
-    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-    "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
-)
-TYPE_NAMES = {ma.float16: "HalfTensor", ma.float32: "FloatTensor", ma.float64: "DoubleTensor"}
+track.check("3.5")
 
-
-def check_version(tensor, saved_version, producer_name):
-    """Raise PyTorch's in-place error if `tensor` changed since it was saved."""
-    ### BEGIN SOLUTION 3.3: the version check
-    if tensor._version == saved_version:
-        return
-    described = f"[torch.{TYPE_NAMES[tensor.dtype]} {list(tensor.shape)}]"
-    if producer_name is not None:
-        described += f", which is output 0 of {producer_name[: producer_name.rfind('Backward')]},"
-    raise RuntimeError(
-        MESSAGE.format(described=described, version=tensor._version, saved_version=saved_version)
-    )
-    ### END SOLUTION
-
+# %% [markdown]
+# ## Exercise 3.3 (your engine): the version check
+#
+# Every tensor counts its in-place changes in `_version`. When a node saves a tensor it stamps
+# the version; when backward unpacks it, a different version means the value backward needs is
+# gone. Write `SavedTensor.check_version(self, node)`: when `self.version_box[0]` differs from
+# `self.version`, raise PyTorch's error, to the letter:
+#
+# ```
+# one of the variables needed for gradient computation has been modified by an inplace
+# operation: [torch.FloatTensor [2, 3]], which is output 0 of Mul, is at version 1; expected
+# version 0 instead. Hint: enable anomaly detection to find the operation that failed to
+# compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).
+# ```
+#
+# (one line). The type name comes from the dtype (`_TYPE_NAMES`), the list is the shape. The
+# ", which is output 0 of Mul," part names the node that made the tensor, without `Backward0`:
+# for a saved result that is the saving node itself; for a saved input, the input's current
+# `grad_fn` (a leaf has none, and the part is left out).
 
 # %%
-check_version_check(check_version)
+track.check("3.3")
 
 # %% [markdown]
 # ## Exercise 3.4: saved-tensor hooks that halve the memory
@@ -175,3 +128,12 @@ check_half_hooks(pack_half, unpack_half)
 # the backward that uses it, the guard that refuses it when it changed, plus the hook point
 # where PyTorch lets you decide how it is stored. Next, chapter 04: when saved tensors are
 # *freed*, and what `retain_graph=True` changes.
+
+# %% [markdown]
+# ## Your engine so far
+#
+# Every build-track exercise of the course, checked against your file (the same table as
+# `make progress` prints):
+
+# %%
+track.progress()

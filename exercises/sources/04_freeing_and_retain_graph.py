@@ -1,87 +1,76 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # # Exercises 04: freeing and `retain_graph`
 #
-# Four pieces, each run **inside** mini_autograd and checked against PyTorch:
+# Your engine frees what backward no longer needs and raises PyTorch's error when a second
+# backward needs it; then three exercises on programs that meet that error.
 #
 # | exercise | you write |
 # |---|---|
-# | 4.1 the freeing step | `release_saved(node, backward_call)`, the function the engine calls after each node |
+# | 4.1 the freeing step | `release_saved(node)` in your engine |
+# | 4.5 the error after freeing | `SavedTensor.check_not_freed` in your engine |
+# | 4.6 `retain_graph`'s default | the first lines of `backward` in your engine |
 # | 4.2 backward twice? | `can_backward_twice(root)`, which reads a graph and predicts the second backward |
 # | 4.3 one pass | the two-losses program of a shared trunk, rewritten without `retain_graph` |
 # | 4.4 the leaking loop | a training loop that leaked through `retain_graph`, fixed |
 #
-# Fill in each cell that says `raise NotImplementedError(...)`, then run the check below it.
-# Until you do, the check prints one "not done yet" line, so the notebook always runs top to
-# bottom. The chapter, `notebooks/04_freeing_and_retain_graph.ipynb`, has everything you need.
-
+# About 75 minutes. Until you write a piece, its check prints one "not done yet" line, so the
+# notebook always runs top to bottom. The chapter, `notebooks/04_freeing_and_retain_graph.ipynb`,
+# has everything you need.
 # %% slideshow={"slide_type": "skip"}
 import torch
 
 import mini_autograd as ma
+from course import track
 from course.checks_04 import (
     TWICE_PROGRAMS,
     check_can_backward_twice,
     check_fixed_loop,
     check_one_backward,
-    check_release,
     heads_tensors,
     normaliser_data,
     twice_truth,
 )
 from mini_autograd.memory import Ledger, saved_bytes
-from mini_autograd.saved import SavedTensor
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Exercise 4.1: the freeing step
+# ## Your engine: `my_autograd.py`
 #
-# After each node's `apply` has run, and unless `retain_graph=True`, the engine calls
-# `node.release_saved(backward_call)`. Your version replaces it for the check (the checker
-# patches it into `mini_autograd.node.Node` while the engine runs).
+# Open `exercises/my_autograd.py` in JupyterLab, search for "Exercise 4.1", write the piece,
+# save, and run its check cell here. A check reloads your file, runs the same programs on your
+# engine and on PyTorch, and compares them; pieces you have not written yet are taken from
+# the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 4.1 (your engine): the freeing step
 #
-# What you need to know:
-#
-# * `node._saved` is a dict (or `None`). Its values are a `SavedTensor`, a tuple of
-#   `SavedTensor`s (e.g. `IndexBackward0`'s `indices`), or plain values such as an exponent or
-#   sizes, which PyTorch keeps after backward. Free only the `SavedTensor`s.
-# * A `SavedTensor` holds its value in `_value`. Freeing means setting it to `None`, so the
-#   memory can go, and setting `freed_by` to the backward call, so that reading it later raises PyTorch's error
-#   (and diagnosis mode can say which call freed it). Leave a slot that is already freed alone.
-#
-# Write it without calling `SavedTensor.release`: that is the function you are writing. First,
-# a look at what one node keeps (`PowBackward0`, from `x**2`):
+# After a node's backward has run, and unless `retain_graph=True`, the engine calls
+# `release_saved(node)`. Write it: for every `SavedTensor` in `node._saved`, drop the value
+# (`value = None`, so its memory can be reclaimed) and mark it `freed`. The check draws the
+# graph's saved tensors after backward, alive or freed, next to PyTorch's.
 
 # %%
-x = ma.tensor([1.0, 2.0], requires_grad=True)
-pow_node = (x**2 * 4).grad_fn.next_functions[0][0]
-for name, value in pow_node._saved.items():
-    kind = "a SavedTensor" if type(value) is SavedTensor else "not a tensor: keep it"
-    print(f"{pow_node.name()}._saved[{name!r}]: {type(value).__name__}, {kind}")
+track.check("4.1")
 
-
-# %%
-def release_saved(node, backward_call):
-    """Free every tensor `node` saved for its backward; keep everything else."""
-    ### BEGIN SOLUTION 4.1: the freeing step
-    for value in (node._saved or {}).values():
-        slots = value if type(value) is tuple else (value,)
-        for slot in slots:
-            if type(slot) is SavedTensor and slot.freed_by is None:
-                slot._value = None
-                slot.freed_by = backward_call
-    ### END SOLUTION
-
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 4.5 (your engine): the error after freeing
+#
+# Reading a freed saved tensor, as a second backward does, must raise PyTorch's error, to the
+# letter: `FREED_MESSAGE` in your file. Write `SavedTensor.check_not_freed`. The check runs the
+# seed's two-losses program, reads `_saved_result` after backward, and backward twice through
+# nodes that save nothing (which PyTorch allows).
 
 # %%
-check_release(release_saved)
+track.check("4.5")
 
-# %% [markdown]
-# The checker runs the seeds' program with your step: the saved tensors must be freed after
-# `loss1.backward()` exactly where PyTorch frees them, `loss2.backward()` must raise PyTorch's
-# exact message, and with `retain_graph=True` nothing may be freed. Here is what it says about a
-# tempting shortcut, emptying the whole dict:
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 4.6 (your engine): `retain_graph`'s default
+#
+# In `backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False)`,
+# `retain_graph=None` means "the same as `create_graph`": a graph built for second derivatives
+# is kept. Write those two lines at the top of `backward`.
 
 # %%
-check_release(lambda node, call: node._saved.clear())
+track.check("4.6")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 4.2: can this graph go backward twice?
@@ -263,3 +252,12 @@ except NotImplementedError:
 # %% [markdown]
 # Done? Chapter 06 meets the same leak in its most common form, the hidden state of a recurrent
 # network carried from one batch to the next.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Your engine so far
+#
+# Every build-track exercise of the course, checked against your file (the same table as
+# `make progress` prints):
+
+# %%
+track.progress()

@@ -1,30 +1,29 @@
 # %% [markdown]
 # # Exercises 05 · `create_graph`: gradients of gradients
 #
-# Four pieces of the chapter, now written by you:
+# Your engine gets second derivatives and `autograd.grad`; then three exercises use them.
 #
-# * **5.1** a backward formula that supports second derivatives, run inside the engine;
-# * **5.2** a Hessian–vector product with two `autograd.grad` calls;
-# * **5.3** the WGAN-GP gradient penalty, one function for both libraries;
-# * **5.4** a full Hessian, built row by row.
+# | exercise | you write | where |
+# |---|---|---|
+# | 5.1 | a backward formula that can be differentiated again | `SigmoidBackward0.apply` in your engine |
+# | 5.5 | `autograd.grad` | `grad` in your engine |
+# | 5.6 | capturing the gradients of the inputs | `_Capture.takes` in your engine |
+# | 5.2 | a Hessian–vector product with two `autograd.grad` calls | this notebook |
+# | 5.3 | the WGAN-GP gradient penalty, one function for both libraries | this notebook |
+# | 5.4 | a full Hessian, built row by row | this notebook |
 #
-# Fill in each cell that says `raise NotImplementedError(...)`, then run the check below it.
-# Each check runs your code with mini_autograd, compares it with PyTorch (and with the
-# formulas or finite differences), and prints one line. Until you fill a cell its check says
+# About 75 minutes. Each check prints one line; until you fill a piece in, its check says
 # "not done yet", so the notebook always runs from top to bottom.
-
 # %%
-import inspect
-
 import numpy as np
 import torch
 
 import mini_autograd as ma
+from course import track
 from course.checks_05 import (
     check_gradient_penalty,
     check_hessian,
     check_hvp,
-    check_sigmoid_backward,
 )
 
 ma.manual_seed(0)
@@ -32,51 +31,52 @@ torch.manual_seed(0)
 np.set_printoptions(precision=4, suppress=True)
 
 # %% [markdown]
-# ## Exercise 5.1: a backward formula that can be differentiated again
+# ## Your engine: `my_autograd.py`
 #
-# Every backward node has an `apply(self, g)` method: it receives the gradient `g` of the
-# node's output and returns a tuple with one gradient per input. Here is `tanh`'s, from the
-# chapter, as a model:
-
-# %%
-print(inspect.getsource(ma.ops.elementwise.TanhBackward0.apply))
+# Open `exercises/my_autograd.py` in JupyterLab, search for "Exercise 5.1", write the piece,
+# save, and run its check cell here. A check reloads your file, runs the same programs on your
+# engine and on PyTorch, and compares them; pieces you have not written yet are taken from
+# the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
 
 # %% [markdown]
-# Write the same method for the sigmoid, $\sigma(x) = 1/(1 + e^{-x})$, whose derivative is
-# $\sigma'(x) = \sigma(x)\,(1 - \sigma(x))$. `SigmoidBackward0` saved its output under the name
-# `"result"`, so `self.saved("result")` gives you $\sigma(x)$.
+# ## Exercise 5.1 (your engine): a backward formula that can be differentiated again
 #
-# The catch: write it with `Tensor` operations only (`*`, `-`, numbers), never numpy,
-# `.detach()`, `.item()` or `ma.tensor(...)`. Then, when the engine runs it with
-# `create_graph=True`, the formula records a graph and second derivatives work. The check
-# patches your function into `SigmoidBackward0.apply` and asks the engine for the first,
-# second and third derivatives of `sigmoid(x)` and the second derivative of `x * sigmoid(x)`.
-
-
-# %%
-def sigmoid_backward(self, g):
-    """SigmoidBackward0.apply: the gradient for sigmoid's input, from the output's gradient g."""
-    ### BEGIN SOLUTION 5.1: a differentiable sigmoid backward
-    result = self.saved("result")
-    return (g * (result * (1 - result)),)
-    ### END SOLUTION
-
+# With `create_graph=True` the engine runs the backward formulas with grad mode on, so the
+# formulas themselves are recorded and can be differentiated again. That only works if a
+# formula is written with tensor operations: numpy would leave the graph. Write
+# `SigmoidBackward0.apply(self, g)`: `g * result * (1 - result)`, from the saved result. The
+# check takes a second derivative with an upstream gradient other than ones, so forgetting
+# `g` shows.
 
 # %%
-check_sigmoid_backward(sigmoid_backward)
+track.check("5.1")
 
 # %% [markdown]
-# What the check says about a formula that is right but computed in numpy: the first
-# derivative passes, and the check tells you why the second does not.
-
+# ## Exercise 5.5 (your engine): `autograd.grad`
+#
+# `grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+# allow_unused=False)` returns the gradients of `outputs` with respect to `inputs` as a tuple,
+# and touches no `.grad`. The checks of its arguments are given; write the rest: the
+# `retain_graph` default, the starting gradients (`_initial_grads`), one call
+# `run_backward(outputs, grads, retain_graph, create_graph, inputs)`, which returns the
+# captured gradients, and PyTorch's error for a `None` among them unless `allow_unused`:
+# "The differentiated Tensor at index 1 appears to not have been used in the graph. Set
+# allow_unused=True if this is the desired behavior." (with the index).
 
 # %%
-def sigmoid_backward_in_numpy(self, g):
-    s = self.saved("result").detach().numpy()
-    return (g * ma.tensor(s * (1 - s)),)
+track.check("5.5")
 
+# %% [markdown]
+# ## Exercise 5.6 (your engine): capturing the gradients of the inputs
+#
+# For `autograd.grad`, the run loop calls `capture.takes(node, grads)` before running each node.
+# Write `_Capture.takes`: for each gradient whose edge `(node, nr)` is in `self.slots`, store it
+# in `self.grads[slot]`; then return True, meaning "do not run this node", for an
+# AccumulateGrad (no `.grad` is touched) and for a node not in `self.wanted` (the nodes with
+# a path to an input; nothing below the inputs runs, so its saved tensors are not freed).
 
-check_sigmoid_backward(sigmoid_backward_in_numpy)
+# %%
+track.check("5.6")
 
 # %% [markdown]
 # ## Exercise 5.2: a Hessian–vector product
@@ -159,3 +159,12 @@ check_hessian(hessian)
 # Done? You have written the two ideas this chapter rests on: backward formulas made of
 # differentiable operations, and `autograd.grad(..., create_graph=True)` to differentiate a
 # gradient again. Compare your answers with `solutions/05_create_graph.ipynb`.
+
+# %% [markdown]
+# ## Your engine so far
+#
+# Every build-track exercise of the course, checked against your file (the same table as
+# `make progress` prints):
+
+# %%
+track.progress()
