@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LEARNER = ROOT / "exercises" / "my_autograd.py"
 REFERENCE = ROOT / "solutions" / "my_autograd.py"
+SOURCE = ROOT / "exercises" / "sources" / "my_autograd.py"
 
 
 def default_path() -> Path:
@@ -76,6 +77,19 @@ def stubs(source: str) -> dict[str, str]:
     return found
 
 
+def exercise_functions() -> dict[str, str]:
+    """{qualified function name: exercise id} of every function that holds an exercise region."""
+    source = SOURCE.read_text("utf-8")
+    lines = source.splitlines()
+    found = {}
+    for name, node in _functions(ast.parse(source)).items():
+        body = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        match = re.search(r"### BEGIN SOLUTION (\d+\.\d+)", body)
+        if match:
+            found[name] = match[1]
+    return found
+
+
 def _read(path: Path) -> tuple[str, ast.Module]:
     try:
         source = path.read_text("utf-8")
@@ -117,11 +131,11 @@ def _rebind(module: types.ModuleType, old, new) -> None:
     fix(module)
 
 
-def load(path: Path = LEARNER, keep: str | None = None):
+def load(path: Path = LEARNER, keep: str | None = None, isolate: bool = False):
     """(module, exercise ids answered from the course, functions of `keep` still stubs).
 
     The engine at `path` is loaded with every stub except those of exercise `keep` replaced by
-    the course's answer.
+    the course's answer; with `isolate`, every other exercise's function too, even when filled.
     """
     source, tree = _read(path)
     module = types.ModuleType("my_autograd")
@@ -132,9 +146,13 @@ def load(path: Path = LEARNER, keep: str | None = None):
         raise EngineError(f"{path.name} does not import: {describe(error)}") from None
     reference_source, reference_tree = _read(REFERENCE)
     filled, pending = set(), []
-    for name, exercise in stubs(source).items():
+    replaced = stubs(source)
+    if isolate:
+        replaced = {**exercise_functions(), **replaced}
+    for name, exercise in replaced.items():
         if exercise == keep:
-            pending.append(name)
+            if name in stubs(source):
+                pending.append(name)
             continue
         owner_name, _, attribute = name.rpartition(".")
         owner = module

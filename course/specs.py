@@ -136,28 +136,45 @@ def matrix_products(lib, see):
     see("x.grad with a constant on the right", x2.grad)
 
 
-def diamond(lib, see):
-    """a diamond: one tensor feeds two branches that meet again"""
+def _diamond(lib):
     x = leaf(lib)
     h = x.exp()
-    loss = (h * 2 + h.tanh() * h).sum()
+    return x, (h * 2 + h.tanh() * h).sum()
+
+
+def _chain(lib):
+    x = y = leaf(lib, [0.5])
+    for _ in range(3000):
+        y = y * 1.0001
+    return x, y.sum()
+
+
+def diamond_counts(lib, see):
+    """a diamond: one tensor feeds two branches that meet again"""
+    _, loss = _diamond(lib)
     see.counts(
         "the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn]
     )
+
+
+def diamond_backward(lib, see):
+    """backward through a diamond: one tensor feeds two branches that meet again"""
+    x, loss = _diamond(lib)
     see.order("the backward order", loss)
     see("x.grad", x.grad)
 
 
-def deep_chain(lib, see):
-    """a chain of 3,000 operations (deeper than Python's recursion limit)"""
-    x = leaf(lib, [0.5])
-    y = x
-    for _ in range(3000):
-        y = y * 1.0001
-    loss = y.sum()
+def deep_counts(lib, see):
+    """the counts of a chain of 3,000 operations (deeper than Python's recursion limit)"""
+    _, loss = _chain(lib)
     see.counts(
         "the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn]
     )
+
+
+def deep_backward(lib, see):
+    """backward through a chain of 3,000 operations (deeper than Python's recursion limit)"""
+    x, loss = _chain(lib)
     loss.backward()
     see("x.grad", x.grad)
 
@@ -429,9 +446,9 @@ TASKS = [
          advice={"value": "A broadcast input's gradient must be summed back to its own shape."}),
     Task("2.2", "the backward formula of @", "MmBackward0.apply", [matrix_products],
          hint="grad_self = g @ mat2.t(), grad_mat2 = self.t() @ g: each gradient has its input's shape"),
-    Task("2.3", "counting dependencies", "count_dependencies", [diamond, counts_of_shared_leaf, deep_chain],
+    Task("2.3", "counting dependencies", "count_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
          hint="keep a stack of nodes to visit and a set of nodes seen; count every edge (skip None), but push each node once; read `roots` only once (it may be a generator)"),
-    Task("2.4", "the run loop", "_run_loop", [diamond, branches_and_order, deep_chain],
+    Task("2.4", "the run loop", "_run_loop", [diamond_backward, branches_and_order, deep_backward],
          hint="a heap of (-node._sequence_nr, next(tie), node); pop, apply to the node's buffer, add each result into the next node's buffer, and push a node once its count reaches 0",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first; a node runs only when its count reaches 0."}),
     Task("2.6", "accumulating into .grad", "AccumulateGrad.apply", [accumulation, accumulation_under_create_graph],

@@ -323,16 +323,62 @@ def _program_name(program) -> str:
     return program.__doc__.strip().splitlines()[0] if program.__doc__ else program.__name__
 
 
-def run(task: Task, path: Path) -> tuple[str, str]:
-    """(status, message) of one task on the engine at `path`: 'done', 'not done' or 'wrong'."""
+def run(task: Task, path: Path, results: dict | None = None) -> tuple[str, str]:
+    """(status, message) of one task on the engine at `path`: 'done', 'not done' or 'wrong'.
+
+    When the task's programs differ from PyTorch's but its own piece is right on its own (with
+    the course's answer for every other exercise), the message names the other piece to fix
+    first instead. `results` caches the runs of one progress table.
+    """
+    results = {} if results is None else results
+    key = (task.id, False)
+    if key not in results:
+        status, message = _run(task, path)
+        if status == "wrong":
+            status, message = _blame(task, path, results) or (status, message)
+        results[key] = ("wrong" if status == "unloadable" else status, message)
+    return results[key]
+
+
+def _isolated(task: Task, path: Path, results: dict) -> tuple[str, str]:
+    key = (task.id, True)
+    if key not in results:
+        results[key] = _run(task, path, isolate=True)
+    return results[key]
+
+
+def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
+    """The message for a task that fails only together with the learner's other pieces."""
+    alone = _isolated(task, path, results)
+    if alone[0] != "done":
+        return alone
+    source = path.read_text("utf-8")
+    written = set(engine_file.exercise_functions().values()) - set(
+        engine_file.stubs(source).values()
+    )
+    for other in _tasks():
+        if (
+            other.id in written
+            and other.id != task.id
+            and _isolated(other, path, results)[0] == "wrong"
+        ):
+            return (
+                "wrong",
+                f"your piece is right on its own, but with your other pieces the programs differ "
+                f"from PyTorch's: fix Exercise {other.id} ({other.where}) first",
+            )
+    return None
+
+
+def _run(task: Task, path: Path, isolate: bool = False) -> tuple[str, str]:
     import torch
 
     warnings.filterwarnings("ignore", "Using backward.. with create_graph=True", UserWarning)
     try:
-        engine, _filled, pending = engine_file.load(path, keep=task.id)
+        engine, _filled, pending = engine_file.load(path, keep=task.id, isolate=isolate)
         reference, _, _ = engine_file.load(engine_file.REFERENCE)
     except engine_file.EngineError as error:
-        return "wrong", str(error)
+        return "unloadable", str(error)
     if pending:
         return "not done", f"{task.todo or 'fill in'} ({', '.join(pending)})"
     for program in task.programs:
@@ -375,11 +421,16 @@ def _tasks():
     return TASKS
 
 
-def check(exercise_id: str, path: Path | None = None) -> bool:
-    """Run one build-track exercise's check and print its one line; True when it passes."""
+def _task(exercise_id: str) -> Task:
     task = next((t for t in _tasks() if t.id == exercise_id), None)
     if task is None:
         raise ValueError(f"no build-track exercise {exercise_id}")
+    return task
+
+
+def check(exercise_id: str, path: Path | None = None) -> bool:
+    """Run one build-track exercise's check and print its one line; True when it passes."""
+    task = _task(exercise_id)
     status, message = run(task, path or engine_file.default_path())
     prefix = f"Exercise {task.id} ({task.where})"
     if status == "done":
@@ -400,7 +451,8 @@ def check_chapter(chapter: int, path: Path | None = None) -> bool:
 def progress(path: Path | None = None) -> list[tuple[str, str, str]]:
     """Print a table of every build-track exercise: done, not done, or wrong with the first message."""
     path = path or engine_file.default_path()
-    rows = [(t.id, t.title, *run(t, path)) for t in _tasks()]
+    results = {}
+    rows = [(t.id, t.title, *run(t, path, results)) for t in _tasks()]
     chapter = None
     for exercise, title, status, message in rows:
         if exercise.split(".")[0] != chapter:

@@ -347,36 +347,78 @@ def _sum_to(grad, shape):
     return grad.sum(dim=tuple(dims), keepdim=True).reshape(shape)
 
 
-class AddBackward0(Node):
-    """out = self + other: both inputs get g (summed back to their shapes)."""
-
-    def apply(self, g):
-        """(g, g), each summed to its input's shape."""
-        return _sum_to(g, self._shapes[0]), _sum_to(g, self._shapes[1])
+def _backward_node(name, saved_names, formula, doc):
+    """A Node class called `name` whose backward is `formula(node, g)`: the simple operations."""
+    return type(name, (Node,), {"saved_names": saved_names, "apply": formula, "__doc__": doc})
 
 
-class SubBackward0(Node):
-    """out = self - other: (g, -g)."""
-
-    def apply(self, g):
-        """(g, -g), each summed to its input's shape."""
-        return _sum_to(g, self._shapes[0]), _sum_to(-g, self._shapes[1])
+def _both(node, grad_self, grad_other):
+    return _sum_to(grad_self, node._shapes[0]), _sum_to(grad_other, node._shapes[1])
 
 
-class RsubBackward1(Node):
-    """out = number - self: -g."""
-
-    def apply(self, g):
-        """(-g,)."""
-        return (-g,)
-
-
-class NegBackward0(Node):
-    """out = -self: -g."""
-
-    def apply(self, g):
-        """(-g,)."""
-        return (-g,)
+# The backward formula of each simple operation: (gradient for each input) from g = d loss/d out.
+AddBackward0 = _backward_node(
+    "AddBackward0", (), lambda n, g: _both(n, g, g), "out = self + other: (g, g)"
+)
+SubBackward0 = _backward_node(
+    "SubBackward0", (), lambda n, g: _both(n, g, -g), "out = self - other: (g, -g)"
+)
+RsubBackward1 = _backward_node("RsubBackward1", (), lambda n, g: (-g,), "out = number - self: -g")
+NegBackward0 = _backward_node("NegBackward0", (), lambda n, g: (-g,), "out = -self: -g")
+ReciprocalBackward0 = _backward_node(
+    "ReciprocalBackward0",
+    ("result",),
+    lambda n, g: (-g * n.saved("result") * n.saved("result"),),
+    "out = 1 / self: -g * out * out",
+)
+PowBackward0 = _backward_node(
+    "PowBackward0",
+    ("self",),
+    lambda n, g: (g * n._saved_exponent * n.saved("self") ** (n._saved_exponent - 1),),
+    "out = self ** p, p a number: g * p * self ** (p - 1)",
+)
+LogBackward0 = _backward_node(
+    "LogBackward0", ("self",), lambda n, g: (g / n.saved("self"),), "out = log(self): g / self"
+)
+TanhBackward0 = _backward_node(
+    "TanhBackward0",
+    ("result",),
+    lambda n, g: (g * (1 - n.saved("result") * n.saved("result")),),
+    "out = tanh(self): g * (1 - out * out)",
+)
+ReluBackward0 = _backward_node(
+    "ReluBackward0",
+    ("result",),
+    lambda n, g: (g * Tensor((n.saved("result")._data > 0).astype(g.dtype)),),
+    "out = max(self, 0): g where out > 0, else 0",
+)
+SumBackward0 = _backward_node(
+    "SumBackward0",
+    (),
+    lambda n, g: (g.expand(n._saved_self_sym_sizes),),
+    "out = self.sum(): g spread over self's shape",
+)
+MeanBackward0 = _backward_node(
+    "MeanBackward0",
+    (),
+    lambda n, g: ((g / n._saved_self_sym_numel).expand(n._saved_self_sym_sizes),),
+    "out = self.mean(): g / numel, spread over self's shape",
+)
+ExpandBackward0 = _backward_node(
+    "ExpandBackward0",
+    (),
+    lambda n, g: (_sum_to(g, n._saved_self_sym_sizes),),
+    "out = self.expand(sizes): g summed back",
+)
+TBackward0 = _backward_node("TBackward0", (), lambda n, g: (g.t(),), "out = self.t(): gᵀ")
+PermuteBackward0 = _backward_node("PermuteBackward0", (), lambda n, g: (g.T,), "out = self.T: gᵀ")
+ViewBackward0 = _backward_node(
+    "ViewBackward0",
+    (),
+    lambda n, g: (g.reshape(n._saved_self_sym_sizes),),
+    "out = self.reshape(shape): g reshaped back",
+)
+AliasBackward0 = _backward_node("AliasBackward0", (), lambda n, g: (g,), "out = self[:, :]: g")
 
 
 class MulBackward0(Node):
@@ -405,28 +447,6 @@ class DivBackward0(Node):
         return grad_self, grad_other
 
 
-class ReciprocalBackward0(Node):
-    """out = 1 / self: -g * out**2."""
-
-    saved_names = ("result",)
-
-    def apply(self, g):
-        """(-g * result * result,)."""
-        result = self.saved("result")
-        return (-g * result * result,)
-
-
-class PowBackward0(Node):
-    """out = self ** exponent (a number): g * exponent * self ** (exponent - 1)."""
-
-    saved_names = ("self",)
-
-    def apply(self, g):
-        """(g * exponent * self ** (exponent - 1),)."""
-        exponent = self._saved_exponent
-        return (g * exponent * self.saved("self") ** (exponent - 1),)
-
-
 class MmBackward0(Node):
     """out = self @ mat2, two matrices: (g @ mat2.T, self.T @ g)."""
 
@@ -447,27 +467,6 @@ class ExpBackward0(Node):
         raise NotImplementedError("Exercise 3.2: exp backward from its result")
 
 
-class LogBackward0(Node):
-    """out = log(self): g / self."""
-
-    saved_names = ("self",)
-
-    def apply(self, g):
-        """(g / self,)."""
-        return (g / self.saved("self"),)
-
-
-class TanhBackward0(Node):
-    """out = tanh(self): g * (1 - out**2)."""
-
-    saved_names = ("result",)
-
-    def apply(self, g):
-        """(g * (1 - result * result),)."""
-        result = self.saved("result")
-        return (g * (1 - result * result),)
-
-
 class SigmoidBackward0(Node):
     """out = sigmoid(self): g * out * (1 - out)."""
 
@@ -476,24 +475,6 @@ class SigmoidBackward0(Node):
     def apply(self, g):
         """(g * result * (1 - result),), written with tensor operations so it can be differentiated."""
         raise NotImplementedError("Exercise 5.1: a differentiable sigmoid backward")
-
-
-class ReluBackward0(Node):
-    """out = max(self, 0): g where out > 0, else 0."""
-
-    saved_names = ("result",)
-
-    def apply(self, g):
-        """(g * (result > 0),)."""
-        return (g * Tensor((self.saved("result")._data > 0).astype(g.dtype)),)
-
-
-class SumBackward0(Node):
-    """out = self.sum(): g spread over self's shape."""
-
-    def apply(self, g):
-        """(g expanded to self's shape,)."""
-        return (g.expand(self._saved_self_sym_sizes),)
 
 
 class SumBackward1(Node):
@@ -506,14 +487,6 @@ class SumBackward1(Node):
         return (g.expand(self._saved_self_sym_sizes),)
 
 
-class MeanBackward0(Node):
-    """out = self.mean(): g / numel, spread over self's shape."""
-
-    def apply(self, g):
-        """(g / numel expanded to self's shape,)."""
-        return ((g / self._saved_self_sym_numel).expand(self._saved_self_sym_sizes),)
-
-
 class MeanBackward1(Node):
     """out = self.mean(dim, keepdim): g / count, spread back along `dim`."""
 
@@ -524,38 +497,6 @@ class MeanBackward1(Node):
         if not self._saved_keepdim:
             g = g.reshape(_kept_shape(sizes, self._saved_dim))
         return ((g / count).expand(sizes),)
-
-
-class ExpandBackward0(Node):
-    """out = self.expand(sizes): g summed back to self's shape."""
-
-    def apply(self, g):
-        """(g summed to self's shape,)."""
-        return (_sum_to(g, self._saved_self_sym_sizes),)
-
-
-class TBackward0(Node):
-    """out = self.t(): g.t()."""
-
-    def apply(self, g):
-        """(gᵀ,)."""
-        return (g.t(),)
-
-
-class PermuteBackward0(Node):
-    """out = self.T: g.T."""
-
-    def apply(self, g):
-        """(gᵀ,)."""
-        return (g.T,)
-
-
-class ViewBackward0(Node):
-    """out = self.reshape(shape): g reshaped back."""
-
-    def apply(self, g):
-        """(g reshaped to self's shape,)."""
-        return (g.reshape(self._saved_self_sym_sizes),)
 
 
 class _IndexBackward(Node):
@@ -572,14 +513,6 @@ class SelectBackward0(_IndexBackward):
 
 class SliceBackward0(_IndexBackward):
     """out = self[start:end] along one dimension."""
-
-
-class AliasBackward0(Node):
-    """out = self[:, :], the same values: g."""
-
-    def apply(self, g):
-        """(g,)."""
-        return (g,)
 
 
 class _IndexGrad(Node):

@@ -242,3 +242,17 @@ def test_progress_table(capsys, tmp_path):
     out = capsys.readouterr().out
     assert re.search(r"^Chapter 02: [34] of 5 done$", out, re.M)
     assert re.search(r"^  2\.3 .* wrong — .*count", out, re.M)
+
+
+def test_a_mistake_in_another_piece_is_named_not_blamed_on_this_one(tmp_path):
+    """MulBackward0.apply is right; the recording step it runs on forgets the saved tensors."""
+    path = variant(
+        tmp_path,
+        (
+            "            node._saved[name] = SavedTensor(_as_tensor(value, data.dtype), node)\n",
+            "            pass\n",
+        ),
+    )
+    status, text = message("2.1", path)
+    assert status == "wrong" and "fix Exercise 1.6 (_record) first" in text, text
+    assert message("1.6", path)[0] == "wrong"
