@@ -166,26 +166,31 @@ def check(
 
 
 MIXED_LIBRARIES = (
-    "a torch tensor reached a mini_autograd function, or a mini_autograd tensor a torch one: "
-    "in a function that runs with lib=torch and lib=ma, write `lib.` everywhere, not `ma.` or "
-    "`torch.`"
+    "in a function that runs with lib=torch and with lib=ma, write `lib.` everywhere, not `ma.` "
+    "or `torch.`"
 )
 
 
-def mixed_libraries(error: BaseException) -> bool:
-    """Whether ``error`` comes from a torch tensor given to mini_autograd (or the other way)."""
+def mixed_libraries(error: BaseException) -> str | None:
+    """How ``error`` mixes the libraries (a torch tensor given to mini_autograd, or the other
+    way round) in plain words, or None when it does not."""
     text = str(error)
-    if isinstance(error, AttributeError):
-        return "'_data'" in text or "'_version_owner'" in text or "'_own_version'" in text
-    if isinstance(error, TypeError):
-        return "must be Tensor, not Tensor" in text or "instead of `ma.`" in text
-    return False
+    if isinstance(error, AttributeError) and any(
+        f"'{name}'" in text for name in ("_data", "_version_owner", "_own_version")
+    ):
+        return f"a torch tensor reached a mini_autograd function (`ma.`): {MIXED_LIBRARIES}"
+    if isinstance(error, TypeError) and "must be Tensor, not Tensor" in text:
+        return f"a mini_autograd tensor reached a torch function: {MIXED_LIBRARIES}"
+    if isinstance(error, TypeError) and "instead of `ma.`" in text:
+        return f"a torch tensor reached a mini_autograd function (`ma.`): {MIXED_LIBRARIES}"
+    return None
 
 
 def describe_error(error: BaseException, width: int = 110) -> str:
-    """'TypeName: first line of the message', or the plain-words mixed-libraries sentence."""
-    if mixed_libraries(error):
-        return f"{type(error).__name__} ({MIXED_LIBRARIES})"
+    """'TypeName: first line of the message', or 'TypeName (how the libraries were mixed)'."""
+    mixed = mixed_libraries(error)
+    if mixed:
+        return f"{type(error).__name__} ({mixed})"
     text = str(error).strip().splitlines()[0] if str(error).strip() else "(no message)"
     text = text if len(text) <= width else text[: width - 3] + "..."
     return f"{type(error).__name__}: {text}"
@@ -243,10 +248,13 @@ class StepOrder:
 
     def __init__(self) -> None:
         self.events: list[str] = []
+        self.kept_graph = False  # whether a backward kept its graph (retain_graph=True)
 
     def _spy(self, event: str, original: Callable) -> Callable:
         def spy(*args: Any, **kwargs: Any) -> Any:
             self.events.append(event)
+            if event == "backward":  # run_backward(roots, root_grads, keep_graph, ...)
+                self.kept_graph = self.kept_graph or bool(args[2] if len(args) > 2 else False)
             return original(*args, **kwargs)
 
         return spy
@@ -275,6 +283,8 @@ class StepOrder:
 
 def zero_grad_problem(events: Sequence[str]) -> str | None:
     """Plain words on a missing or misplaced zero_grad in a recorded order of events, or None."""
+    if "step" not in events:  # no optimizer step at all: a different mistake
+        return None
     dirty = pending = False  # gradients not yet zeroed / not yet used by a step
     for event in events:
         if event == "backward":

@@ -492,7 +492,9 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
             except Feedback:
                 raise
             except Exception as error:
-                raise Feedback(f"window {window}: your code raised {describe_error(error)}") from None
+                raise Feedback(
+                    f"window {window}: your code raised {describe_error(error)}"
+                ) from None
             losses = _losses(result, n, "chunk")
             problem = _first_difference(losses, expected, "chunk")
             if problem is None:
@@ -540,10 +542,11 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
 
 
 def _twin_grads(seed, scale):
-    """Three parameters per library with the same gradients (scaled), ma and torch."""
+    """Four parameters per library, ma and torch, with the same gradients (scaled); the last one
+    has no gradient (.grad is None), like a parameter that took no part in the loss."""
     rng = np.random.default_rng(seed)
     shapes = [(4, 3), (4,), (2, 4)]
-    values = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    values = [rng.standard_normal(s).astype(np.float32) for s in shapes + [(3,)]]
     grads = [scale * rng.standard_normal(s).astype(np.float32) for s in shapes]
     ours = [ma.tensor(v, requires_grad=True) for v in values]
     theirs = [torch.tensor(v, requires_grad=True) for v in values]
@@ -553,11 +556,46 @@ def _twin_grads(seed, scale):
     return ours, theirs
 
 
+def _clip_call(clip_grad_norm, parameters, max_norm):
+    """The learner's clip on `parameters`; a stumble on a None gradient is explained."""
+    try:
+        return _call(clip_grad_norm, parameters, max_norm)
+    except Feedback as feedback:
+        if "NoneType" in str(feedback):
+            raise Feedback(
+                f"{feedback}: a parameter whose .grad is None (it took no part in the loss) "
+                "must be skipped, as clip_grad_norm_ does (if p.grad is not None)"
+            ) from None
+        raise
+
+
+def _clips_a_list(clip_grad_norm, scale, max_norm):
+    """Whether the learner's clip gives torch's gradients when handed a list, not a generator."""
+    ours, theirs = _twin_grads(0, scale)
+    try:
+        clip_grad_norm(list(ours), max_norm)
+    except Exception:  # noqa: BLE001 (only a diagnosis: any failure means "no")
+        return False
+    torch.nn.utils.clip_grad_norm_(theirs, max_norm)
+    return all(
+        (p.grad is None) == (q.grad is None)
+        and (p.grad is None or _differs(_numpy(p.grad), _numpy(q.grad)) is None)
+        for p, q in zip(ours, theirs)
+    )
+
+
+GENERATOR_ADVICE = (
+    "given a generator (model.parameters() is one), your function changes nothing, though it "
+    "works on a list: it goes through `parameters` twice, and a generator is empty the second "
+    "time. Turn it into a list first: parameters = list(parameters)"
+)
+
+
 def _clip_case(clip_grad_norm, scale, max_norm):
     ours, theirs = _twin_grads(0, scale)
     grad_objects = [p.grad for p in ours]
-    norm_before = np.sqrt(sum((_numpy(g) ** 2).sum() for g in grad_objects))
-    returned = _call(clip_grad_norm, ours, max_norm)
+    norm_before = np.sqrt(sum((_numpy(g) ** 2).sum() for g in grad_objects if g is not None))
+    returned = _clip_call(clip_grad_norm, (p for p in ours), max_norm)  # a generator, as in use
     expected = float(torch.nn.utils.clip_grad_norm_(theirs, max_norm))
     if returned is None:
         raise Feedback("return the total norm of the gradients (before clipping)")
@@ -568,9 +606,18 @@ def _clip_case(clip_grad_norm, scale, max_norm):
             f"return the total norm as a number, not {type(returned).__name__}"
         ) from None
     for p, q in zip(ours, theirs):
-        if _differs(_numpy(p.grad), _numpy(q.grad)) is None:
+        if p.grad is None and q.grad is None:
             continue
-        got = [float(np.linalg.norm(_numpy(p.grad))) for p in ours]
+        if q.grad is None:
+            raise Feedback(
+                "a parameter whose .grad was None now has a gradient: skip the parameters "
+                "without one (if p.grad is not None) and leave them as they are"
+            )
+        if p.grad is not None and _differs(_numpy(p.grad), _numpy(q.grad)) is None:
+            continue
+        if _clips_a_list(clip_grad_norm, scale, max_norm):
+            raise Feedback(GENERATOR_ADVICE)
+        got = [float(np.linalg.norm(_numpy(p.grad))) for p in ours if p.grad is not None]
         if max_norm >= expected:
             raise Feedback(
                 f"the gradients' joint norm {expected:.4g} is already below max_norm={max_norm}, "
@@ -587,7 +634,7 @@ def _clip_case(clip_grad_norm, scale, max_norm):
             "Scale every gradient by max_norm / (total_norm + 1e-6) when that is below 1"
         )
     if not np.isclose(returned, expected, rtol=1e-5):
-        after = np.sqrt(sum((_numpy(p.grad) ** 2).sum() for p in ours))
+        after = np.sqrt(sum((_numpy(p.grad) ** 2).sum() for p in ours if p.grad is not None))
         if np.isclose(returned, after, rtol=1e-5) and not np.isclose(after, norm_before):
             raise Feedback("you returned the norm after clipping; return the norm before it")
         raise Feedback(f"the returned norm is {returned:.6g}, expected {expected:.6g}")
@@ -626,7 +673,7 @@ def check_clip_grad_norm(clip_grad_norm):
         _clip_case(clip_grad_norm, scale=0.01, max_norm=1.0)  # left alone
         expected = _clipped_training(torch, torch.nn.utils.clip_grad_norm_)
         with mock.patch.object(ma_utils, "clip_grad_norm_", clip_grad_norm):
-            got = _call(_clipped_training, ma, lambda ps, m: ma_utils.clip_grad_norm_(list(ps), m))
+            got = _call(_clipped_training, ma, lambda ps, m: ma_utils.clip_grad_norm_(ps, m))
         problem = _first_difference(got, expected, "chunk")
         if problem:
             raise Feedback(f"in a training loop with clipping, {problem}")

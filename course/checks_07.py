@@ -22,6 +22,15 @@ import math
 
 import numpy as np
 
+from course.check import (
+    StepOrder,
+    counting_data_reads,
+    data_note,
+    describe_error,
+    tensor_note,
+    zero_grad_problem,
+)
+
 HIDDEN = 8  # the small models the checks train and sample from
 
 
@@ -64,9 +73,7 @@ def _call(fn, *args):
     except _Verdict:
         raise
     except Exception as error:  # an ordinary mistake: report it in words
-        raise _Verdict(
-            f"your code raised {type(error).__name__}: {_first_line(error)}.", hint=True
-        ) from None
+        raise _Verdict(f"your code raised {describe_error(error)}.", hint=True) from None
 
 
 def _first_line(error: Exception) -> str:
@@ -322,16 +329,22 @@ def check_train_chunk(train_chunk, chars) -> bool:
         vocab = len(chars)
         chunks = _train_data(vocab)
         expected, expected_states, _ = _reference_run(ma, vocab, chunks)
-        _learner_run(ma, train_chunk, vocab, chunks, expected, expected_states)
+        run = _LearnerRun()
+        _learner_run(ma, train_chunk, vocab, chunks, expected, expected_states, run)
         torch_losses = _learner_run(torch, train_chunk, vocab, chunks, None, None)
         if not np.allclose(torch_losses, expected, atol=1e-4):
             raise _Verdict(
                 f"with lib=torch the losses are {_fmt(torch_losses)}, with mini_autograd "
                 f"{_fmt(expected)}: use `lib.` (not `ma.` or `torch.`) everywhere in the step."
             )
+        detached = (
+            "the incoming state is detached before it is used"
+            if run.attached
+            else "the state comes back detached"
+        )
         return (
             f"correct ✓ — {len(chunks)} chunks in a row: the same losses and carried state as the "
-            "reference with mini_autograd and with PyTorch, and the state comes back detached."
+            f"reference with mini_autograd and with PyTorch, and {detached}." + run.notes
         )
 
     return _run("7.2", TRAIN_TODO, TRAIN_HINT, body)
@@ -341,38 +354,74 @@ def _fmt(values):
     return "[" + ", ".join(f"{v:.4f}" for v in values) + "]"
 
 
-def _learner_run(lib, train_chunk, vocab, chunks, expected, expected_states):
+class _LearnerRun:
+    """What the mini_autograd run saw: the order of zero_grad/backward/step, `.data` reads,
+    whether a returned state still had its graph (the learner detaches the incoming state
+    instead), and the notes for the one-line verdict."""
+
+    def __init__(self):
+        self.order = StepOrder()
+        self.data = counting_data_reads()
+        self.attached = False
+        self.tensor_loss = ""
+
+    @property
+    def notes(self):
+        return self.tensor_loss + data_note(self.data.reads)
+
+
+def _learner_run(lib, train_chunk, vocab, chunks, expected, expected_states, run=None):
     """Run the learner's step over `chunks`; with `expected`, explain the first difference."""
+    run = run or _LearnerRun()
     model = _fresh(lib, vocab, seed=3)
     optimizer = lib.optim.Adam(model.parameters(), lr=TRAIN_LR)
     losses, state = [], None
+    watch = lib.__name__ == "mini_autograd"
     for k, (x, y) in enumerate(chunks):
         before = [_numpy(p) for p in model.parameters()]
+        start = len(run.order.events)
         try:
-            result = train_chunk(lib, model, optimizer, x, y, state)
+            if watch:
+                with run.order, run.data:
+                    result = train_chunk(lib, model, optimizer, x, y, state)
+            else:
+                result = train_chunk(lib, model, optimizer, x, y, state)
         except (NotImplementedError, _Verdict):  # NotImplementedError is a RuntimeError
             raise
         except RuntimeError as error:
             raise _Verdict(_runtime_advice(k, error)) from None
         except Exception as error:
             raise _Verdict(
-                f"your code raised {type(error).__name__} on chunk {k + 1} "
-                f"(lib={lib.__name__}): {_first_line(error)}.",
+                f"your code raised {describe_error(error)} on chunk {k + 1} (lib={lib.__name__}).",
                 hint=True,
             ) from None
+        run.tensor_loss = run.tensor_loss or tensor_note(_first_of(result))
         loss, state = _unpack(result)
         losses.append(loss)
         if all(np.array_equal(b, _numpy(p)) for b, p in zip(before, model.parameters())):
+            misplaced = zero_grad_problem(run.order.events[start:]) if watch else None
             raise _Verdict(
-                f"after chunk {k + 1} the parameters have not changed: call optimizer.step() "
-                "after loss.backward()."
+                f"after chunk {k + 1} the parameters have not changed: "
+                + (f"{misplaced}." if misplaced else "call optimizer.step() after loss.backward().")
             )
         if expected is None:
             continue
         if not np.isclose(loss, expected[k], atol=1e-5):
+            zero_grad = zero_grad_problem(run.order.events)
+            if zero_grad:
+                got = f"the loss of chunk {k + 1} is {loss:.5f}, expected {expected[k]:.5f}"
+                raise _Verdict(f"{got}: {zero_grad}.")
             raise _Verdict(_loss_advice(k, losses, expected, vocab, chunks))
-        _state_advice(k, state, expected_states[k])
+        attached = _state_advice(k, state, expected_states[k], run.order.kept_graph)
+        run.attached = run.attached or attached
     return losses
+
+
+def _first_of(result):
+    try:
+        return result[0]
+    except (TypeError, IndexError, KeyError):
+        return None
 
 
 def _unpack(result):
@@ -433,15 +482,21 @@ def _loss_advice(k, losses, expected, vocab, chunks):
     return f"{got} (the first {k} matched). Hint: {TRAIN_HINT}"
 
 
-def _state_advice(k, state, expected):
+def _state_advice(k, state, expected, kept_graph):
+    """Explain a wrong returned state; True when it still has its graph (accepted if the next
+    call detaches it: that call's backward then does not reach into this chunk's freed graph)."""
     h, c = state
+    attached = False
     for name, got, want in (("h", h, expected[0]), ("c", c, expected[1])):
         if getattr(got, "grad_fn", None) is not None:
-            raise _Verdict(
-                f"the {name} you return after chunk {k + 1} still has a grad_fn "
-                f"({got.grad_fn.name()}), so the next chunk's graph would reach into this one: "
-                f"return {name}.detach()."
-            )
+            if kept_graph:
+                raise _Verdict(
+                    f"the {name} you return after chunk {k + 1} still has a grad_fn "
+                    f"({got.grad_fn.name()}), and your backward keeps the graph "
+                    "(retain_graph=True), so the next chunk's graph reaches into this one: "
+                    f"do not retain the graph; return {name}.detach()."
+                )
+            attached = True
         got_array = _numpy(got)
         if got_array.shape != tuple(want.shape):
             raise _Verdict(
@@ -455,6 +510,7 @@ def _state_advice(k, state, expected):
                 + ("is all zeros" if zero else "differs from the LSTM's final state")
                 + ": return the state the LSTM hands back, (h, c), detached."
             )
+    return attached
 
 
 # --- 7.3 sampling -------------------------------------------------------------------------------
@@ -575,7 +631,8 @@ def check_perplexity(perplexity, chars) -> bool:
         ours, theirs = twin_models(vocab, seed=6)
         recorder = _Recorder(ours, ma)
         want = reference_perplexity(ma, ours, chunks, vocab)
-        got = _float(_call(perplexity, ma, recorder, chunks))
+        returned = _call(perplexity, ma, recorder, chunks)
+        got = _float(returned)
         if not np.isclose(got, want, rtol=1e-4):
             raise _Verdict(*_perplexity_advice(got, want, ours, chunks, vocab))
         if recorder.recording:
@@ -592,6 +649,7 @@ def check_perplexity(perplexity, chars) -> bool:
         return (
             "correct ✓ — the same perplexity as the reference's with mini_autograd and with "
             "PyTorch, state carried across chunks, without recording a graph."
+            + tensor_note(returned)
         )
 
     return _run("7.4", PERPLEXITY_TODO, PERPLEXITY_HINT, body)

@@ -453,7 +453,7 @@ def progress(path: Path | None = None) -> list[tuple[str, str, str]]:
     path = path or engine_file.default_path()
     results = {}
     rows = [(t.id, t.title, *run(t, path, results)) for t in _tasks()]
-    chapter = None
+    chapter, width = None, max(len(title) for _, title, _, _ in rows) + 1
     for exercise, title, status, message in rows:
         if exercise.split(".")[0] != chapter:
             chapter = exercise.split(".")[0]
@@ -462,7 +462,7 @@ def progress(path: Path | None = None) -> list[tuple[str, str, str]]:
             print(f"Chapter {int(chapter):02d}: {done} of {total} done")
         shown = {"done": "done ✓", "not done": "not done", "wrong": "wrong"}[status]
         detail = f" — {message}" if status == "wrong" else ""
-        print(f"  {exercise:<5} {title:<44} {shown}{detail}")
+        print(f"  {exercise:<5} {title:<{width}} {shown}{detail}")
     return [(exercise, status, message) for exercise, _, status, message in rows]
 
 

@@ -28,8 +28,18 @@ from .ops.arithmetic import add, div, mul, neg, pow, sub
 from .ops.elementwise import abs, exp, log, relu, sigmoid, sqrt, tanh
 from .ops.linalg import bmm, dot, matmul, mm, mv
 from .ops.methods import install as _install_methods
-from .ops.reductions import max, mean, sum
-from .ops.shape import cat, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
+from .ops.reductions import max, mean, norm, sum
+from .ops.shape import (
+    cat,
+    chunk,
+    flatten,
+    permute,
+    reshape,
+    squeeze,
+    stack,
+    transpose,
+    unsqueeze,
+)
 from .ops.softmax import log_softmax, softmax
 from .tensor import Tensor, tensor
 
@@ -49,6 +59,7 @@ __all__ = [
     "bmm",
     "bool",
     "cat",
+    "chunk",
     "diagnosis_mode",
     "div",
     "dot",
@@ -73,6 +84,7 @@ __all__ = [
     "mul",
     "mv",
     "neg",
+    "norm",
     "no_grad",
     "ones",
     "ones_like",

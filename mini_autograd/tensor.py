@@ -384,3 +384,19 @@ def tensor(data, requires_grad=False, dtype=None):
     if t._data is data or (isinstance(data, Tensor) and t._data is data._data):
         t._data = t._data.copy()
     return t
+
+
+def other_library(x):
+    """For a tensor of another library (a torch.Tensor), a sentence saying what went wrong; else None.
+
+    A function written for both libraries, `fn(lib, ...)`, that calls `ma.` somewhere gets torch
+    tensors into mini_autograd's operations when it runs with lib=torch.
+    """
+    module = type(x).__module__.partition(".")[0]
+    if module in ("", "builtins", "numpy", __name__.partition(".")[0]) or isinstance(x, Tensor):
+        return None
+    return (
+        f"got a {module}.{type(x).__name__}: mini_autograd's operations take mini_autograd "
+        f"tensors only. Mixing libraries? In code that runs with lib={module}, write `lib.` "
+        "instead of `ma.`"
+    )

@@ -83,11 +83,14 @@ def test_lstm_step_wrong_type_and_exception(capsys):
 # --- 6.2 ---------------------------------------------------------------------------------------
 
 
+RETAINING = ("retain", "autograd-backward-retain", "grad-retain")
+
+
 def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
     model = lib.nn.Linear(1, 1)
     model.load_state_dict(start)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
-    x = lib.tensor(x_np, requires_grad=variant in ("broken", "retain", "detach-target"))
+    x = lib.tensor(x_np, requires_grad=variant in ("broken", "detach-target", *RETAINING))
     y = 1 + 2 * x + 0.3 * lib.tensor(noise_np)
     x_train, y_train = x[:70], y[:70]
     if variant == "detach-target":
@@ -97,11 +100,19 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
         target = y_train
         if variant == "new-noise":
             target = (1 + 2 * x + 0.3 * lib.randn(100, 1))[:70]
-        loss = lib.nn.functional.mse_loss(model(x_train), target)
+        functional = ma.nn.functional if variant == "ma-not-lib" else lib.nn.functional
+        loss = functional.mse_loss(model(x_train), target)
         optimizer.zero_grad()
-        loss.backward(retain_graph=variant == "retain")
+        if variant == "autograd-backward-retain":
+            lib.autograd.backward(loss, retain_graph=True)
+        elif variant == "grad-retain":
+            params = list(model.parameters())
+            for p, g in zip(params, lib.autograd.grad(loss, params, retain_graph=True)):
+                p.grad = g
+        else:
+            loss.backward(retain_graph=variant == "retain")
         optimizer.step()
-        losses.append(loss.item())
+        losses.append(loss.detach() if variant == "tensor-losses" else loss.item())
     return None if variant == "no-return" else losses
 
 
@@ -117,8 +128,11 @@ def test_regression_accepts_right_fixes(capsys, variant):
     [
         ("broken", "backward still goes through the freed graph"),
         ("retain", "retain_graph=True"),
+        ("autograd-backward-retain", "retain_graph=True"),
+        ("grad-retain", "retain_graph=True"),
         ("new-noise", "the loss of epoch 0 is"),
         ("no-return", "returned None"),
+        ("ma-not-lib", "write `lib.` everywhere"),
     ],
 )
 def test_regression_explains_mistakes(capsys, variant, expected):
@@ -126,6 +140,13 @@ def test_regression_explains_mistakes(capsys, variant, expected):
     assert check_regression_loop(fn) is False
     line = one_line(capsys)
     assert line.startswith("Exercise 6.2: ") and expected in line, line
+
+
+def test_regression_notes_tensor_losses(capsys):
+    fn = lambda *args: regression(*args, variant="tensor-losses")  # noqa: E731
+    assert check_regression_loop(fn) is True
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.2: correct ✓") and "note: you returned a tensor" in line
 
 
 def test_regression_stub_is_not_done_yet(capsys):
@@ -136,6 +157,9 @@ def test_regression_stub_is_not_done_yet(capsys):
 # --- 6.3 ---------------------------------------------------------------------------------------
 
 
+DETACHING = ("right", "off-by-one", "no-step", "no-zero-grad", "late-zero-grad", "tensor-losses")
+
+
 def tbptt(lib, model, series, window, lr=0.1, variant="right"):
     optimizer = lib.optim.SGD(model.parameters(), lr=lr)
     state, losses = None, []
@@ -144,8 +168,10 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
         seq = lib.tensor(series[k * window + shift : (k + 1) * window + shift])
         target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
         if state is not None:
-            if variant in ("right", "off-by-one", "no-step"):
+            if variant in DETACHING:
                 state = tuple(s.detach() for s in state)
+            elif variant == "data":
+                state = tuple(s.data for s in state)
             elif variant == "unassigned":
                 for s in state:
                     s.detach()
@@ -153,11 +179,14 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
                 state = None
         prediction, state = model(seq, state)
         loss = lib.nn.functional.mse_loss(prediction, target)
-        optimizer.zero_grad()
+        if variant not in ("no-zero-grad", "late-zero-grad"):
+            optimizer.zero_grad()
         loss.backward(retain_graph=variant == "retain")
+        if variant == "late-zero-grad":
+            optimizer.zero_grad()
         if variant != "no-step":
             optimizer.step()
-        losses.append(loss.item())
+        losses.append(loss if variant == "tensor-losses" else loss.item())
     return losses
 
 
@@ -175,6 +204,8 @@ def test_tbptt_accepts_the_solution(capsys):
         ("reinit", "you start every chunk from zeros"),
         ("no-step", "call optimizer.step()"),
         ("off-by-one", "Chunk k reads series[k*window:(k+1)*window]"),
+        ("no-zero-grad", "optimizer.zero_grad()"),
+        ("late-zero-grad", "zero_grad() runs between loss.backward() and optimizer.step()"),
     ],
 )
 def test_tbptt_explains_mistakes(capsys, variant, expected):
@@ -182,6 +213,17 @@ def test_tbptt_explains_mistakes(capsys, variant, expected):
     assert check_tbptt(fn) is False
     line = one_line(capsys)
     assert line.startswith("Exercise 6.3: window 5: ") and expected in line, line
+
+
+@pytest.mark.parametrize(
+    ("variant", "note"),
+    [("data", "reads `.data`"), ("tensor-losses", "you returned a tensor")],
+)
+def test_tbptt_notes_silent_slips(capsys, variant, note):
+    fn = lambda *args: tbptt(*args, variant=variant)  # noqa: E731
+    assert check_tbptt(fn) is True
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.3: correct ✓") and note in line, line
 
 
 def test_tbptt_stub_is_not_done_yet(capsys):
@@ -205,7 +247,8 @@ def clip(parameters, max_norm, variant="right"):
     if factor < 1 or variant == "always":
         if variant == "replace":
             for p in parameters:
-                p.grad = p.grad * factor
+                if p.grad is not None:
+                    p.grad = p.grad * factor
         else:
             for g in grads:
                 g.mul_(factor)
@@ -232,6 +275,42 @@ def test_clip_accepts_the_solution_and_the_library(capsys):
 )
 def test_clip_explains_mistakes(capsys, variant, expected):
     fn = lambda ps, m: clip(list(ps), m, variant=variant)  # noqa: E731
+    assert check_clip_grad_norm(fn) is False
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.4: ") and expected in line, line
+
+
+def clip_iterating_twice(parameters, max_norm):
+    """Right on a list; on a generator the second loop finds nothing left to scale."""
+    grads = [p.grad.numpy().astype(np.float64) for p in parameters if p.grad is not None]
+    total = float(np.sqrt(sum((g**2).sum() for g in grads)))
+    factor = max_norm / (total + 1e-6)
+    if factor < 1:
+        for p in parameters:
+            if p.grad is not None:
+                p.grad.mul_(factor)
+    return total
+
+
+def clip_without_skipping_none(parameters, max_norm):
+    parameters = list(parameters)
+    total = float(np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum() for p in parameters)))
+    factor = max_norm / (total + 1e-6)
+    if factor < 1:
+        for p in parameters:
+            p.grad.mul_(factor)
+    return total
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (clip_iterating_twice, "generator"),
+        (clip_without_skipping_none, "whose .grad is None"),
+    ],
+    ids=["twice", "none-grad"],
+)
+def test_clip_explains_iteration_mistakes(capsys, fn, expected):
     assert check_clip_grad_norm(fn) is False
     line = one_line(capsys)
     assert line.startswith("Exercise 6.4: ") and expected in line, line

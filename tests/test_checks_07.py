@@ -157,6 +157,77 @@ def train_ignores_state(lib, model, optimizer, x, y, state):
     return train_chunk(lib, model, optimizer, x, y, None)
 
 
+def train_late_zero_grad(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item(), (h.detach(), c.detach())
+
+
+def train_zero_grad_after_step(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item(), (h.detach(), c.detach())
+
+
+def train_detach_incoming(lib, model, optimizer, x, y, state):
+    if state is not None:
+        state = tuple(s.detach() for s in state)
+    logits, state = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), state
+
+
+def train_tensor_loss(lib, model, optimizer, x, y, state):
+    loss, state = train_chunk(lib, model, optimizer, x, y, state)
+    return lib.tensor(loss), state
+
+
+def train_data_state(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), (h.data, c.data)
+
+
+def train_ma_not_lib(lib, model, optimizer, x, y, state):
+    import mini_autograd as ma
+
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), ma.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item(), (h.detach(), c.detach())
+
+
+@pytest.mark.parametrize(
+    "right, note",
+    [
+        (train_zero_grad_after_step, ""),
+        (train_detach_incoming, ""),
+        (train_tensor_loss, "note: you returned a tensor"),
+        (train_data_state, "reads `.data`"),
+    ],
+    ids=["zero-grad-after-step", "detach-incoming", "tensor-loss", "data-state"],
+)
+def test_train_chunk_accepts_other_right_answers(capsys, right, note):
+    assert checks_07.check_train_chunk(right, CHARS)
+    out = one_line(capsys)
+    assert "Exercise 7.2: correct ✓" in out and note in out, out
+    assert note or "note" not in out, out
+
+
 def test_train_chunk_accepts_the_solution(capsys):
     assert checks_07.check_train_chunk(train_chunk, CHARS)
     assert "Exercise 7.2: correct ✓" in one_line(capsys)
@@ -170,14 +241,25 @@ def test_train_chunk_not_done(capsys):
 @pytest.mark.parametrize(
     "wrong, words",
     [
-        (train_no_detach, "still has a grad_fn"),
-        (train_retain_graph, "still has a grad_fn"),
-        (train_no_zero_grad, "call optimizer.zero_grad()"),
+        (train_no_detach, "h.detach()"),
+        (train_retain_graph, "retain_graph=True"),
+        (train_no_zero_grad, "optimizer.zero_grad() is never called"),
+        (train_late_zero_grad, "zero_grad() runs between loss.backward() and optimizer.step()"),
+        (train_ma_not_lib, "write `lib.` everywhere"),
         (train_no_step, "call optimizer.step()"),
         (train_zero_state, "is all zeros"),
         (train_ignores_state, "pass the state you were given"),
     ],
-    ids=["no-detach", "retain-graph", "no-zero-grad", "no-step", "zero-state", "ignores-state"],
+    ids=[
+        "no-detach",
+        "retain-graph",
+        "no-zero-grad",
+        "late-zero-grad",
+        "ma-not-lib",
+        "no-step",
+        "zero-state",
+        "ignores-state",
+    ],
 )
 def test_train_chunk_explains_mistakes(capsys, wrong, words):
     assert not checks_07.check_train_chunk(wrong, CHARS)
@@ -281,6 +363,15 @@ def perplexity(lib, model, chunks, carry=True, grad=False, exponent=True):
 def test_perplexity_accepts_the_solution(capsys):
     assert checks_07.check_perplexity(perplexity, CHARS)
     assert "Exercise 7.4: correct ✓" in one_line(capsys)
+
+
+def test_perplexity_notes_a_tensor(capsys):
+    def as_tensor(lib, model, chunks):
+        return lib.tensor(perplexity(lib, model, chunks))
+
+    assert checks_07.check_perplexity(as_tensor, CHARS)
+    out = one_line(capsys)
+    assert "Exercise 7.4: correct ✓" in out and "note: you returned a tensor" in out, out
 
 
 def test_perplexity_not_done(capsys):

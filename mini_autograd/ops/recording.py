@@ -5,7 +5,7 @@ import numpy as np
 from ..grad_mode import _State
 from ..node import edge_of
 from ..saved import SavedTensor
-from ..tensor import Tensor
+from ..tensor import Tensor, other_library
 
 
 def wants_grad(*tensors):
@@ -27,6 +27,9 @@ def as_tensor(x, like):
         if kind.kind != "f":
             kind = np.dtype(np.float32) if isinstance(x, float) else kind
         return Tensor._make(np.asarray(x, dtype=kind))
+    foreign = other_library(x)
+    if foreign:
+        raise TypeError(f"expected a mini_autograd Tensor or a number, {foreign}")
     raise TypeError(
         f"expected a mini_autograd Tensor or a number, got {type(x).__name__}; "
         "wrap data with mini_autograd.tensor(...)"

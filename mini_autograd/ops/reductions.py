@@ -148,3 +148,71 @@ def max(self, dim=None, keepdim=False):
 def _as_given(dim):
     """PyTorch saves `dim` as a tuple, as the user wrote it (negative dims stay negative)."""
     return (dim,) if isinstance(dim, int) else tuple(dim)
+
+
+class LinalgVectorNormBackward0(Node):
+    """out = ||self||_ord over dim:  d self = g * sign(self) * |self|**(ord-1) / out**(ord-1).
+
+    For ord=2 that is g * self / out; for ord=1, g * sign(self); for ord=inf, g * sign(self)
+    shared among the entries whose |value| is the largest. Where out is 0 the gradient is 0.
+    """
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        x, result = self.saved("self"), self.saved("result")
+        dims, order = self._info, s["ord"]
+        if dims is not None and not s["keepdim"]:
+            for d in dims:  # ascending, so each dim lands where it was
+                g, result = g.unsqueeze(d), result.unsqueeze(d)
+        dtype = x._data.dtype
+        sign = Tensor._make(np.sign(x._data).astype(dtype))
+        # sign(self) has a zero derivative; `+ x * 0` keeps self in the graph of the result, so
+        # that with create_graph it requires grad (and has a zero second derivative) as in torch
+        if order == 1:
+            return (g * sign + x * 0,)
+        if order == np.inf:
+            winners = (np.abs(x._data) == result._data).astype(dtype)
+            count = np.sum(winners, axis=dims, keepdims=True)
+            return (g * sign * Tensor._make(winners / np.maximum(count, 1)) + x * 0,)
+        # where the norm is 0, every entry is 0: divide by 1 there, so the gradient is 0
+        safe = result + Tensor._make((result._data == 0).astype(dtype))
+        if order == 2:
+            return (x * (g / safe),)
+        return (sign * x.abs() ** (order - 1) * (g / safe ** (order - 1)),)
+
+
+def norm(self, p="fro", dim=None, keepdim=False):
+    """The vector p-norm of all elements, or over `dim` (torch.linalg.vector_norm's node).
+
+    p is 2 (or "fro", the default), 1, inf, or any other number above 0.
+    """
+    order = 2 if p == "fro" else p
+    if isinstance(order, str) or not order > 0:
+        raise ValueError(f"norm: mini_autograd supports p > 0, inf and 'fro', got p={p!r}")
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{_SCALAR_NAMES.get(self.dtype.name, self.dtype.name)}"
+        )
+    dims = _normalize_dims(dim, self._data.ndim)
+    magnitude = np.abs(self._data)
+    if order == np.inf:
+        values = np.max(magnitude, axis=dims, keepdims=keepdim)
+    elif order == 1:
+        values = np.sum(magnitude, axis=dims, keepdims=keepdim)
+    elif order == 2:
+        values = np.sqrt(np.sum(magnitude * magnitude, axis=dims, keepdims=keepdim))
+    else:
+        values = np.sum(magnitude**order, axis=dims, keepdims=keepdim) ** (1 / order)
+    data = np.asarray(values, dtype=self._data.dtype)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {
+        "dim": None if dim is None else _as_given(dim),
+        "keepdim": keepdim,
+        "ord": order,
+        "self": save(self),
+    }
+    return record(LinalgVectorNormBackward0, data, (self,), saved, "result", info=dims)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..node import Node
 from ..saved import _TYPE_NAMES
-from ..tensor import Tensor
+from ..tensor import Tensor, other_library
 from .recording import record, save, sum_to, wants_grad
 
 INT64_MAX = 2**63 - 1
@@ -510,7 +510,57 @@ def _tensor_list(tensors, name):
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
+            foreign = other_library(t)
             raise TypeError(
-                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+                f"expected Tensor as element {i} in argument 0, but "
+                + (foreign if foreign else f"got {type(t).__name__}")
             )
     return tensors
+
+
+# --- splitting -----------------------------------------------------------------------------
+class SplitBackward0(Node):
+    """outs = chunk(self, chunks, dim):  d self = the outputs' gradients joined along dim.
+
+    One node with an output per piece, as in PyTorch; a piece that got no gradient gives zeros.
+    """
+
+    __slots__ = ()
+
+    def apply(self, *grads):
+        s = self._saved
+        dim, sizes, shape = self._info, s["split_size"], s["self_sym_sizes"]
+        like = next(g for g in grads if g is not None)
+        parts = []
+        for i, start in enumerate(range(0, shape[dim], sizes)):
+            g = grads[i] if i < len(grads) else None
+            if g is None:
+                piece = list(shape)
+                piece[dim] = min(sizes, shape[dim] - start)
+                g = Tensor._make(np.zeros(piece, dtype=like._data.dtype))
+            parts.append(g)
+        return (cat(parts, dim),)
+
+
+def chunk(self, chunks, dim=0):
+    """Split into `chunks` pieces along `dim` (views; the last may be smaller, as in PyTorch)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, self._data.ndim)
+    size = self._data.shape[d]
+    split_size = -(-size // chunks) if size else 1
+    starts = range(0, size, split_size) if size else range(1)
+    pieces = [
+        self._data[(slice(None),) * d + (slice(start, start + split_size),)] for start in starts
+    ]
+    owner = self if self._version_owner is None else self._version_owner
+    if not wants_grad(self):
+        outs = [Tensor._make(piece) for piece in pieces]
+    else:
+        saved = {"dim": dim, "self_sym_sizes": self._data.shape, "split_size": split_size}
+        first = record(SplitBackward0, pieces[0], (self,), saved, info=d)
+        node = first.grad_fn
+        outs = [first] + [Tensor._make(p, True, node, nr) for nr, p in enumerate(pieces[1:], 1)]
+    for out in outs:
+        out._version_owner = owner
+    return tuple(outs)
