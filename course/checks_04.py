@@ -1,13 +1,17 @@
-"""Checks for chapter 04, freeing and retain_graph: each runs the learner's piece inside mini_autograd.
+"""Checks for the exercises of chapter 04 (freeing and retain_graph) that stay in the notebook.
 
-    check_release(release_saved)            # 4.1: the freeing step, patched into the engine
     check_can_backward_twice(fn)            # 4.2: which graphs survive a second backward
     check_one_backward(one_backward)        # 4.3: two backward calls rewritten as one pass
     check_fixed_loop(train)                 # 4.4: a loop that leaked through retain_graph, fixed
 
-Every check patches the engine only while it runs, compares with PyTorch on the same program,
-prints exactly one line (correct, not done yet, or what differs and why) and returns True or
-False. An ordinary mistake is reported in words, never as a traceback.
+Every check runs the learner's code with mini_autograd, spying on the engine's backward passes
+only while it runs, compares with PyTorch on the same program, prints exactly one line (correct,
+not done yet, or what differs and why) and returns True or False. An ordinary mistake is
+reported in words, never as a traceback. The notebook also imports TWICE_PROGRAMS, twice_truth,
+heads_tensors and normaliser_data, the programs and data these checks run.
+
+Exercise 4.1 (the freeing step, release_saved) moved to the build track: the learner writes it
+in exercises/my_autograd.py, and course/specs.py checks it.
 """
 
 from __future__ import annotations
@@ -25,19 +29,13 @@ from course.check import raised as _raised
 from course.check import wrong as _wrong
 from mini_autograd import engine
 from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
-from mini_autograd.node import Node
-from mini_autograd.saved import FREED_MESSAGE, SavedTensor
+from mini_autograd.saved import FREED_MESSAGE
 
 
 def _torch():
     import torch
 
     return torch
-
-
-def _short(message, width=70):
-    first = str(message).splitlines()[0] if str(message) else ""
-    return first if len(first) <= width else first[: width - 3] + "..."
 
 
 def _is_freed_error(error):
@@ -70,191 +68,6 @@ class _Passes:
             yield self
 
 
-# --- 4.1: the freeing step -----------------------------------------------------------------------
-
-_SEED_X = np.array([[0.5, -1.0, 2.0, 1.5]])
-_INDEX_X = np.array([0.5, -1.0, 2.0, 1.5, -0.25, 3.0])
-
-
-def _seed_program(lib):
-    """The seeds' two losses: x -> x**2 -> * 4 -> mean and sum."""
-    x = lib.tensor(_SEED_X, requires_grad=True)
-    z = x**2 * 4
-    return x, z.mean(), z.sum()
-
-
-def _index_program(lib):
-    """A node saving a tuple of tensors (IndexBackward0) and one saving its output (exp)."""
-    x = lib.tensor(_INDEX_X, requires_grad=True)
-    out = x[lib.tensor([0, 2, 5])].exp().sum()
-    return x, out, out
-
-
-def _freed_table(root):
-    return [(row.node, row.attribute, row.freed) for row in saved_tensors(root).rows]
-
-
-@contextlib.contextmanager
-def _learner_release(release_saved):
-    def method(node, backward_call):
-        release_saved(node, backward_call)
-
-    with mock.patch.object(Node, "release_saved", method):
-        yield
-
-
-def _backward_outcome(fn):
-    """None when fn() runs, else the exception it raised."""
-    try:
-        fn()
-    except Exception as error:  # any error is an outcome to compare
-        return error
-    return None
-
-
-def _check_release_on(label, release_saved, program, description):
-    """Run `program` with the learner's freeing step; return an error text, or None if all is well."""
-    torch = _torch()
-    tx, tloss1, tloss2 = program(torch)
-    tloss1.backward()
-    expected_rows = _freed_table([tloss1, tloss2])
-    expected_error = _backward_outcome(tloss2.backward)
-
-    with _learner_release(release_saved):
-        x, loss1, loss2 = program(ma)
-        snapshots = [
-            (node, dict(node._saved)) for node in _graph_nodes([loss1, loss2]) if node._saved
-        ]
-        error = _backward_outcome(loss1.backward)
-        if isinstance(error, NotImplementedError):
-            raise error
-        if error is not None:
-            if _is_freed_error(error):
-                return (
-                    f"the FIRST backward of {description} failed: a node found its saved tensor "
-                    "already freed. Your step freed tensors of nodes that had not run yet; free "
-                    "only the saved tensors of `node`, the node that has just run"
-                )
-            return (
-                f"your code raised {type(error).__name__}: {_short(error)} (while the engine ran "
-                f"the first backward of {description})"
-            )
-        problem = _grad_problem(_grad_array(x), _grad_array(tx))
-        if problem:
-            return f"after the first backward of {description}, x.grad {problem}"
-        for node, before in snapshots:
-            problem = _slot_problem(node, before)
-            if problem:
-                return problem
-        rows = _freed_table([loss1, loss2])
-        for (name, attribute, freed), (_, _, should) in zip(rows, expected_rows):
-            if should and not freed:
-                where = " (it sits in a tuple: free every item)" if name == "IndexBackward0" else ""
-                return (
-                    f"after the first backward of {description}, {name}'s `{attribute}` is still "
-                    f"held{where}; PyTorch has freed it. Set each SavedTensor's `freed_by` to the "
-                    "backward call"
-                )
-        for node in _graph_nodes([loss1, loss2]):
-            for attribute, slot in node.saved_tensors_info():
-                if slot._value is not None:
-                    return (
-                        f"{node.name()}'s `{attribute}` is marked freed but still holds its "
-                        "value, so its memory is never given back: set `_value` to None"
-                    )
-                if not isinstance(slot.freed_by, engine.BackwardCall):
-                    return (
-                        f"{node.name()}'s `{attribute}` has freed_by = {slot.freed_by!r:.40}: "
-                        "store the backward call the engine passed you (diagnosis mode names it)"
-                    )
-        error = _backward_outcome(loss2.backward)
-    if error is None:
-        return (
-            f"the second backward of {description} ran without error, but PyTorch raises "
-            f"'{_short(expected_error, 50)}'"
-        )
-    if type(error) is not type(expected_error) or str(error) != str(expected_error):
-        return (
-            f"the second backward of {description} raised {type(error).__name__}: "
-            f"{_short(error, 50)}, but PyTorch raises RuntimeError: {_short(expected_error, 50)}. "
-            "A freed slot must keep its SavedTensor, with `freed_by` set, so that unpack raises"
-        )
-    return None
-
-
-_MISSING = object()
-
-
-def _slot_problem(node, before):
-    """What the learner did wrong to `node._saved` (compared with `before`), or None."""
-    now = node._saved if isinstance(node._saved, dict) else {}
-    for key, value in before.items():
-        if now.get(key, _MISSING) is value:
-            continue
-        if type(value) is SavedTensor or type(value) is tuple:
-            return (
-                f"{node.name()}'s saved `{key}` was removed or replaced in node._saved; leave "
-                "each SavedTensor in its slot and release it, so that reading it later raises "
-                "PyTorch's error"
-            )
-        return (
-            f"{node.name()}'s `{key}` ({value!r}) was removed or replaced, but it is not a "
-            "tensor (PyTorch keeps numbers and sizes after backward): release only SavedTensors"
-        )
-    return None
-
-
-def _graph_nodes(roots):
-    return graph_nodes(roots)
-
-
-def check_release(release_saved):
-    """Exercise 4.1: the learner's `release_saved(node, backward_call)` is the engine's freeing step."""
-    label = "4.1"
-    hint = (
-        "for every SavedTensor in node._saved (alone or in a tuple) that is not freed yet, "
-        "set `_value` to None and `freed_by` to backward_call"
-    )
-    cases = [
-        (_seed_program, "the seeds' program (loss1 = z.mean(), loss2 = z.sum())"),
-        (_index_program, "x[index].exp().sum() (a tuple of saved indices, a saved result)"),
-    ]
-    try:
-        for program, description in cases:
-            problem = _check_release_on(label, release_saved, program, description)
-            if problem:
-                return _wrong(label, f"{problem}.")
-        # retain_graph=True: the engine does not call the freeing step; the second pass works.
-        torch = _torch()
-        tx, tloss1, tloss2 = _seed_program(torch)
-        tloss1.backward(retain_graph=True)
-        tloss2.backward()
-        with _learner_release(release_saved):
-            x, loss1, loss2 = _seed_program(ma)
-            loss1.backward(retain_graph=True)
-            kept = saved_bytes([loss1, loss2])
-            loss2.backward()
-            left = saved_bytes([loss1, loss2])
-    except NotImplementedError:
-        return _not_done(label, hint)
-    except Exception as error:
-        return _raised(label, error, "while the engine ran backward with your freeing step")
-    problem = _grad_problem(_grad_array(x), _grad_array(tx))
-    if problem or not kept or left:
-        return _wrong(
-            label,
-            f"with retain_graph=True on the first call, x.grad {problem or 'matches'} and "
-            f"{kept} bytes were kept, {left} left after the second call; PyTorch keeps all and "
-            "then frees all.",
-        )
-    print(
-        f"Exercise {label}: correct ✓ — your freeing step empties every saved slot right after its "
-        "node runs (tuples and saved outputs too), keeps numbers, and the second backward raises "
-        "PyTorch's exact error; with retain_graph=True nothing is freed."
-    )
-    return True
-
-
 # --- 4.2: which graphs can be backwarded twice ---------------------------------------------------
 
 _TWICE_X = np.array([[0.5, -1.0, 2.0], [1.5, -0.25, 3.0]])
@@ -280,6 +93,15 @@ BRANCH_PROGRAMS = [
 ]
 
 
+def _backward_outcome(fn):
+    """None when fn() runs, else the exception it raised."""
+    try:
+        fn()
+    except Exception as error:  # any error is an outcome to compare
+        return error
+    return None
+
+
 def twice_truth(lib, program):
     """Whether `lib` runs a second backward on `program`'s graph (True) or raises (False)."""
     x = lib.tensor(_TWICE_X, requires_grad=True)
@@ -294,7 +116,7 @@ def _why(root, truth):
     if not truth:
         savers = ", ".join(f"{row.node} saved `{row.attribute}`" for row in rows)
         return f"the second backward raises in PyTorch: {savers}"
-    keepers = [n for n in _graph_nodes(root) if n._saved and not n.saved_tensors_info()]
+    keepers = [n for n in graph_nodes(root) if n._saved and not n.saved_tensors_info()]
     if keepers:
         kept = "; ".join(f"{n.name()} keeps only {', '.join(sorted(n._saved))}" for n in keepers)
         return (
@@ -310,7 +132,7 @@ def _off_first_path(root):
     while node is not None and node not in path:
         path.add(node)
         node = node.next_functions[0][0] if node.next_functions else None
-    savers = [n for n in _graph_nodes(root) if n.saved_tensors_info()]
+    savers = [n for n in graph_nodes(root) if n.saved_tensors_info()]
     return bool(savers) and not any(n in path for n in savers)
 
 

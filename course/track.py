@@ -434,7 +434,7 @@ def check(exercise_id: str, path: Path | None = None) -> bool:
     status, message = run(task, path or engine_file.default_path())
     prefix = f"Exercise {task.id} ({task.where})"
     if status == "done":
-        print(f"{prefix}: correct ✓ — {message}.")
+        print(f"Exercise {task.id}: correct ✓ — {task.where} {message}.")
     elif status == "not done":
         print(f"Exercise {task.id}: not done yet — {message}. Hint: {task.hint}")
     else:
