@@ -1,26 +1,26 @@
 """Checks for the exercises of chapter 05 (create_graph and higher-order derivatives).
 
-Each check runs the learner's piece with mini_autograd (inside the engine where the piece is a
-backward formula), compares first and higher derivatives with PyTorch and with a reference, and
-prints one plain-words line: correct, "not done yet", or what differs and a hint. An ordinary
-mistake never escapes as a traceback::
+Each check runs the learner's function with mini_autograd (the penalty with torch too), compares
+what it returns with PyTorch (the Hessian-vector product with finite differences too), and prints
+one plain-words line: correct, "not done yet", or what differs and a hint. An ordinary mistake
+never escapes as a traceback::
 
-    check_sigmoid_backward(sigmoid_backward)   # 5.1: patched into SigmoidBackward0.apply
     check_hvp(hvp)                             # 5.2: a Hessian-vector product
     check_gradient_penalty(gradient_penalty)   # 5.3: the WGAN-GP penalty, both libraries
     check_hessian(hessian)                     # 5.4: the full Hessian, row by row
+
+Exercise 5.1 (sigmoid's differentiable backward formula) is no longer checked here: the learner
+writes it in exercises/my_autograd.py, checked by the build track (course/specs.py).
 """
 
 from __future__ import annotations
 
-import unittest.mock
 from collections.abc import Callable
 
 import numpy as np
 
 import mini_autograd as ma
 from course.check import _difference
-from mini_autograd.ops.elementwise import SigmoidBackward0
 
 ATOL, RTOL = 1e-6, 1e-5
 FREED = "Trying to backward through the graph a second time"
@@ -32,7 +32,7 @@ class _Mistake(Exception):
 
 
 class _NotDone(Exception):
-    """The learner's code still raises NotImplementedError (possibly from inside the engine)."""
+    """The learner's code still raises NotImplementedError."""
 
 
 def _label(exercise_id: str) -> str:
@@ -90,124 +90,6 @@ def _torch():
     import torch
 
     return torch
-
-
-# --- 5.1: a differentiable backward formula ---------------------------------------------------
-
-SIGMOID_START = (
-    "write sigmoid's derivative with self.saved('result') and Tensor operations, times g, "
-    "and return it in a one-element tuple"
-)
-SIGMOID_HINT = (
-    "with s = self.saved('result'), sigmoid's derivative is s * (1 - s); multiply it by g, "
-    "with Tensor operations only"
-)
-CONSTANT_HINT = (
-    "part of your formula was computed outside the graph (numpy, .detach(), .data, .item(), "
-    "ma.tensor(...)), so the second backward treats it as a constant; use Tensor operations "
-    "on g and self.saved('result') only"
-)
-
-
-def _sigmoid_derivatives(s: np.ndarray) -> list[np.ndarray]:
-    """sigmoid', sigmoid'' and sigmoid''' written with s = sigmoid(x)."""
-    d1 = s * (1 - s)
-    return [d1, d1 * (1 - 2 * s), d1 * (1 - 6 * s + 6 * s * s)]
-
-
-def _derivatives(lib, f, points: np.ndarray, n: int) -> list:
-    """[f', f'', ...] of the elementwise f at `points`, each kept with its graph."""
-    x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
-    out, found = f(x), []
-    for _ in range(n):
-        if not out.requires_grad:
-            found.append(None)  # the previous derivative has no graph: cannot go further
-            break
-        (out,) = lib.autograd.grad(out.sum(), x, create_graph=True)
-        found.append(out)
-    return found
-
-
-def _patched_apply(learner_apply: Callable) -> Callable:
-    """The learner's apply, with its result checked before the engine uses it."""
-
-    def apply(node, g):
-        try:
-            result = learner_apply(node, g)
-        except NotImplementedError:
-            raise _NotDone() from None
-        if isinstance(result, ma.Tensor):
-            raise _Mistake(
-                "apply must return a tuple with one gradient per input: `return (grad,)` "
-                "(mind the comma)."
-            )
-        if not isinstance(result, (tuple, list)) or len(result) != 1:
-            raise _Mistake(
-                f"apply returned {type(result).__name__}"
-                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else "")
-                + "; sigmoid has one input, so return a tuple with one gradient: `(grad,)`."
-            )
-        (grad,) = result
-        if not isinstance(grad, ma.Tensor):
-            raise _Mistake(
-                f"the gradient you return is a {type(grad).__name__}, not a mini_autograd "
-                f"Tensor. Hint: {SIGMOID_HINT}."
-            )
-        if grad.shape != g.shape:
-            raise _Mistake(
-                f"the gradient you return has shape {tuple(grad.shape)}, but sigmoid's input has "
-                f"shape {tuple(g.shape)}."
-            )
-        return (grad,)
-
-    return apply
-
-
-def check_sigmoid_backward(learner_apply: Callable, exercise_id: str = "5.1") -> bool:
-    """Patch `learner_apply` into SigmoidBackward0 and check first, second and third derivatives."""
-    torch = _torch()
-    points = np.array([-2.5, -0.5, 0.0, 0.7, 3.0])
-    s = 1 / (1 + np.exp(-points))
-    ref = _sigmoid_derivatives(s)
-    silu_ref = [s + points * ref[0], 2 * ref[0] + points * ref[1]]  # x * sigmoid(x)
-    theirs = _derivatives(torch, torch.sigmoid, points, 3)
-    silu_theirs = _derivatives(torch, lambda x: x * torch.sigmoid(x), points, 2)
-
-    def body():
-        with unittest.mock.patch.object(SigmoidBackward0, "apply", _patched_apply(learner_apply)):
-            mine = _derivatives(ma, ma.sigmoid, points, 3)
-            silu_mine = _derivatives(ma, lambda x: x * ma.sigmoid(x), points, 2)
-        first = _array(mine[0], "the first derivative")
-        for name, expected in (("the reference", ref[0]), ("PyTorch", _array(theirs[0], "t"))):
-            _compare(first, expected, f"the first derivative differs from {name}", SIGMOID_HINT)
-        if mine[1] is None:
-            raise _Mistake(
-                "the first derivative is right, but it has no graph even with create_graph=True "
-                f"(its grad_fn is None), so it cannot be differentiated again: {CONSTANT_HINT}."
-            )
-        second = _array(mine[1], "the second derivative")
-        silu_second = _array(silu_mine[1], "the second derivative of x * sigmoid(x)")
-        for what, got, expected, torch_values in (
-            ("the second derivative of sigmoid", second, ref[1], theirs[1]),
-            ("the second derivative of x * sigmoid(x)", silu_second, silu_ref[1], silu_theirs[1]),
-        ):
-            for name, exp in (("the reference", expected), ("PyTorch", _array(torch_values, "t"))):
-                _compare(
-                    got,
-                    exp,
-                    f"the first derivative is right, but {what} differs from {name}",
-                    CONSTANT_HINT,
-                )
-        if mine[2] is None:
-            raise _Mistake(f"the third derivative could not be computed: {CONSTANT_HINT}.")
-        third = _array(mine[2], "the third derivative")
-        _compare(third, _array(theirs[2], "t"), "the third derivative differs from PyTorch", "")
-        return (
-            "first, second and third derivatives of sigmoid (and of x * sigmoid(x)) match "
-            "PyTorch and the formulas, with your apply running inside the engine."
-        )
-
-    return _run(exercise_id, SIGMOID_START, SIGMOID_HINT, body)
 
 
 # --- 5.2: a Hessian-vector product -------------------------------------------------------------

@@ -4,7 +4,6 @@ import pytest
 
 import mini_autograd as ma
 from course import checks_05
-from mini_autograd.ops.elementwise import SigmoidBackward0
 
 
 def one_line(capsys):
@@ -14,67 +13,8 @@ def one_line(capsys):
     return lines[0]
 
 
-# --- 5.1 ---------------------------------------------------------------------------------------
-
-
-def sigmoid_solution(self, g):
-    result = self.saved("result")
-    return (g * (result * (1 - result)),)
-
-
-def sigmoid_in_numpy(self, g):
-    s = self.saved("result").detach().numpy()
-    return (g * ma.tensor(s * (1 - s)),)
-
-
-def sigmoid_half_detached(self, g):
-    result = self.saved("result")
-    return (g * (result * (1 - result.detach())),)
-
-
-def sigmoid_with_tanh_formula(self, g):
-    result = self.saved("result")
-    return (g * (1 - result * result),)
-
-
-def sigmoid_without_tuple(self, g):
-    result = self.saved("result")
-    return g * (result * (1 - result))
-
-
 def stub(*args):
     raise NotImplementedError("Exercise 5.x: stub")
-
-
-def test_sigmoid_backward_accepts_the_solution(capsys):
-    assert checks_05.check_sigmoid_backward(sigmoid_solution)
-    assert "Exercise 5.1: correct ✓" in one_line(capsys)
-
-
-@pytest.mark.parametrize(
-    "wrong, expected",
-    [
-        (sigmoid_in_numpy, "has no graph even with create_graph=True"),
-        (sigmoid_half_detached, "the first derivative is right, but the second derivative"),
-        (sigmoid_with_tanh_formula, "the first derivative differs from the reference"),
-        (sigmoid_without_tuple, "mind the comma"),
-        (stub, "Exercise 5.1: not done yet — "),
-    ],
-    ids=["numpy", "half-detached", "wrong-formula", "no-tuple", "stub"],
-)
-def test_sigmoid_backward_explains_mistakes(capsys, wrong, expected):
-    assert not checks_05.check_sigmoid_backward(wrong)
-    line = one_line(capsys)
-    assert line.startswith("Exercise 5.1: ")
-    assert expected in line
-
-
-def test_sigmoid_check_restores_the_engine():
-    checks_05.check_sigmoid_backward(sigmoid_in_numpy)
-    assert SigmoidBackward0.apply is not sigmoid_in_numpy
-    x = ma.tensor([0.3], dtype=ma.float64, requires_grad=True)
-    (g,) = ma.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
-    assert g.grad_fn is not None
 
 
 # --- 5.2 ---------------------------------------------------------------------------------------
