@@ -14,7 +14,7 @@
 # About 60 minutes. Each check prints one line: `correct ✓`, `not done yet`, or what differs
 # and why. Answers: `solutions/03_saved_tensors.ipynb` and `solutions/my_autograd.py`.
 # %%
-import mini_autograd as ma
+import mini_autograd as ma  # noqa: F401 (for your code in 3.4)
 from course import track
 from course.checks_03 import (
     check_half_hooks,
