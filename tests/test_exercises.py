@@ -62,3 +62,28 @@ def test_unfilled_exercise_notebook_runs_and_says_not_done_yet(path):
         assert len(lines) == 1, (
             f"exercise {exercise_id}: expected one 'not done yet' line\n{stdout}"
         )
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("06_rnn_hidden_state", "(train_tbptt raised ValueError: a planted bug"),
+        ("07_capstone", "Training stopped: ValueError"),
+    ],
+)
+def test_a_buggy_answer_gives_one_line_in_the_cells_after_the_checks(name, words):
+    """The cells that use the learner's functions report a bug in one line, not a traceback."""
+    path = ROOT / "exercises" / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = re.sub(
+                r'raise NotImplementedError\("Exercise [67]\.\d:[^"]*"\)',
+                'raise ValueError("a planted bug")',
+                cell.source,
+            )
+    execute(nb, path.parent)  # raises CellExecutionError if a cell shows a traceback
+    stdout = "".join(
+        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
+    assert words in stdout, stdout[-2000:]
