@@ -191,22 +191,13 @@ def _watched(apply, node, ran):
 # --- Comparing two recordings --------------------------------------------------------------------
 
 
+def _shown(value) -> str:
+    return "a tensor" if isinstance(value, np.ndarray) else repr(value)
+
+
 def _value_difference(label, mine, theirs) -> str | None:
     if isinstance(theirs, np.ndarray) != isinstance(mine, np.ndarray):
-        shown = (
-            "None"
-            if mine is None
-            else repr(mine)
-            if not isinstance(mine, np.ndarray)
-            else "a tensor"
-        )
-        expected = (
-            "None"
-            if theirs is None
-            else repr(theirs)
-            if not isinstance(theirs, np.ndarray)
-            else "a tensor"
-        )
+        shown, expected = _shown(mine), _shown(theirs)
         return f"`{label}` is {shown}; PyTorch gives {expected}"
     if not isinstance(theirs, np.ndarray):
         return None if mine == theirs else f"`{label}` is {mine!r}; PyTorch gives {theirs!r}"

@@ -199,7 +199,7 @@ MISTAKES = {
                 "        return (result * (1 - result),)",
             )
         ],
-        "differs from PyTorch's",
+        "it must use g",
     ),
     "5.1 computes in numpy": (
         "5.1",
