@@ -256,3 +256,13 @@ def test_a_mistake_in_another_piece_is_named_not_blamed_on_this_one(tmp_path):
     status, text = message("2.1", path)
     assert status == "wrong" and "fix Exercise 1.6 (_record) first" in text, text
     assert message("1.6", path)[0] == "wrong"
+
+
+def test_the_readme_shows_a_real_progress_table(tmp_path, capsys):
+    readme = (engine_file.ROOT / "README.md").read_text("utf-8")
+    shown = re.search(r"```text\n(Chapter 02:.*?)```", readme, re.S)[1].splitlines()
+    track.progress(
+        variant(tmp_path, ("            if next_node not in seen:\n", "            if True:\n"))
+    )
+    printed = capsys.readouterr().out.splitlines()
+    assert all(line in printed for line in shown), "rerun the README's example and paste it"
