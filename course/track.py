@@ -42,7 +42,6 @@ class Task:
     programs: list[Callable]
     hint: str
     advice: dict[str, str] = field(default_factory=dict)  # kind of difference -> extra words
-    todo: str = ""  # what to write, for "not done yet"
 
 
 class _Difference(Exception):
@@ -371,7 +370,8 @@ def _run(task: Task, path: Path, isolate: bool = False) -> tuple[str, str]:
     except engine_file.EngineError as error:
         return "unloadable", str(error)
     if pending:
-        return "not done", f"{task.todo or 'fill in'} ({', '.join(pending)})"
+        where = " and ".join(f"`{name}`" for name in pending)
+        return "not done", f"write {where} in {path.name} (search for \"Exercise {task.id}\")"
     for program in task.programs:
         name = _program_name(program)
         theirs = See(torch, reference)
