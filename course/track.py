@@ -371,7 +371,7 @@ def _run(task: Task, path: Path, isolate: bool = False) -> tuple[str, str]:
         return "unloadable", str(error)
     if pending:
         where = " and ".join(f"`{name}`" for name in pending)
-        return "not done", f"write {where} in {path.name} (search for \"Exercise {task.id}\")"
+        return "not done", f'write {where} in {path.name} (search for "Exercise {task.id}")'
     for program in task.programs:
         name = _program_name(program)
         theirs = See(torch, reference)
