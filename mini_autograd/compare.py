@@ -10,6 +10,21 @@
 gives the forward difference, the difference of every input's gradient, whether the graphs have
 the same node names and the same saved tensors, and whether both raise the same error.
 
+The learner's own engine joins as a third library with `engines=`: each module given is run
+like mini_autograd (numpy, no device) and compared with torch the same way, check by check,
+and its lines are labelled with the module's name:
+
+    import my_autograd
+    compare(model, x_array, w_array, devices=("cpu",), engines=(my_autograd,))
+    # compare model: mini_autograd, my_autograd vs torch
+    # cpu, mini_autograd: agree
+    #   forward        max |diff| < 1e-05
+    #   ...
+    # cpu, my_autograd: MISMATCH in grad w
+    #   ...
+
+Without `engines` the report is exactly what it always was (no library labels).
+
 In stored notebooks (compared by nbval) use `compare(..., devices=("cpu",))`: its text is the
 same on every machine. Show CUDA in a separate cell tagged `nbval-ignore-output`, since on a
 machine without CUDA that cell prints the one line "cuda: not available on this machine".
@@ -34,6 +49,7 @@ class Run:
     saved: list | None = None  # per node, the set of attributes that saved a tensor
     error: tuple | None = None  # (type name, message)
     memory: tuple | None = None  # torch.cuda.memory_allocated before and after backward
+    library: str = "mini_autograd"  # the name the report gives this run
 
 
 @dataclass
@@ -47,11 +63,16 @@ class Check:
 
 @dataclass
 class DeviceReport:
-    """The checks for one device (empty when the device is not available)."""
+    """The checks for one device (empty when the device is not available).
+
+    `library` is the engine compared with torch there; None (unlabelled) means mini_autograd
+    when it is the only one, or a device that is not available.
+    """
 
     device: str
     available: bool
     checks: list
+    library: str | None = None
 
     @property
     def ok(self):
@@ -64,7 +85,8 @@ class DeviceReport:
             return [f"{self.device}: not available on this machine"]
         failed = [check.name for check in self.checks if not check.ok]
         verdict = f"MISMATCH in {', '.join(failed)}" if failed else "agree"
-        lines = [f"{self.device}: {verdict}"]
+        where = self.device if self.library is None else f"{self.device}, {self.library}"
+        lines = [f"{where}: {verdict}"]
         for check in self.checks:
             flag = "" if check.ok else "  <- MISMATCH"
             lines.append(f"  {check.name:<14} {check.text}{flag}")
@@ -72,47 +94,68 @@ class DeviceReport:
 
 
 class Comparison:
-    """The result of `compare`: one DeviceReport per device; text, or an HTML table in Jupyter."""
+    """The result of `compare`: one DeviceReport per device (and library); text, or HTML in Jupyter.
 
-    def __init__(self, title, reports):
+    `libraries` names the engines compared with torch, mini_autograd first.
+    """
+
+    def __init__(self, title, reports, libraries=("mini_autograd",)):
         self.title = title
         self.reports = reports
+        self.libraries = tuple(libraries)
 
     @property
     def ok(self):
-        """True when every device that ran agrees."""
+        """True when every device that ran agrees, for every library compared."""
         return all(report.ok for report in self.reports)
 
+    def _labelled(self):
+        return len(self.libraries) > 1
+
+    def _versus(self):
+        return f"{', '.join(self.libraries)} vs torch"
+
     def __repr__(self):
-        lines = [f"compare {self.title}: mini_autograd vs torch"]
+        lines = [f"compare {self.title}: {self._versus()}"]
         for report in self.reports:
             lines.extend(report.lines())
         return "\n".join(lines)
 
     def _repr_html_(self):
+        labelled = self._labelled()
         rows = []
         for report in self.reports:
+            library = [report.library or ""] if labelled else []
             if not report.available:
-                rows.append(_html_row(report.device, "", "not available on this machine", True))
+                cells = [report.device, *library, "", "not available on this machine"]
+                rows.append(_html_row(cells, True))
             for check in report.checks:
-                rows.append(_html_row(report.device, check.name, check.text, check.ok))
+                rows.append(_html_row([report.device, *library, check.name, check.text], check.ok))
+        header = ["device", *(["library"] if labelled else []), "check", "result"]
         return (
-            f"<p><b>compare {html.escape(self.title)}</b>: mini_autograd vs torch</p>"
-            "<table><tr><th>device</th><th>check</th><th>result</th></tr>"
+            f"<p><b>compare {html.escape(self.title)}</b>: {html.escape(self._versus())}</p>"
+            f"<table><tr>{''.join(f'<th>{h}</th>' for h in header)}</tr>"
             f"{''.join(rows)}</table>"
         )
 
 
-def _html_row(device, name, text, ok):
+def _html_row(cells, ok):
+    """One table row; the last cell is the result, marked when it disagrees."""
     style = "" if ok else ' style="color:#b00020;font-weight:bold"'
+    *labels, text = cells
     text = html.escape(text) + ("" if ok else " (mismatch)")
-    return (
-        f"<tr{style}><td>{html.escape(device)}</td><td>{html.escape(name)}</td><td>{text}</td></tr>"
-    )
+    return f"<tr{style}>{''.join(f'<td>{html.escape(c)}</td>' for c in labels)}<td>{text}</td></tr>"
 
 
-def compare(fn, *inputs, devices=("cpu", "cuda"), requires_grad=None, atol=1e-5, rtol=1e-4):
-    """Run `fn(lib, *tensors)` with mini_autograd and with torch on each device, and compare."""
+def compare(
+    fn, *inputs, devices=("cpu", "cuda"), requires_grad=None, atol=1e-5, rtol=1e-4, engines=()
+):
+    """Run `fn(lib, *tensors)` with mini_autograd and with torch on each device, and compare.
+
+    `engines` are more libraries run like mini_autograd (the learner's `my_autograd` module) and
+    each compared with torch on every device; the report then labels every block with the name
+    of the library it compares (the module's `__name__`).
+    """
     import torch
 
     import mini_autograd
@@ -124,16 +167,35 @@ def compare(fn, *inputs, devices=("cpu", "cuda"), requires_grad=None, atol=1e-5,
         raise ValueError(f"requires_grad has {len(requires_grad)} entries for {len(arrays)} inputs")
     names = _input_names(fn, len(arrays))
     grad_names = [name for name, r in zip(names, requires_grad) if r]
-    mine = _run(mini_autograd, fn, arrays, requires_grad, "cpu")
+    libraries = _labels([mini_autograd, *engines])
+    runs = [
+        _run(lib, fn, arrays, requires_grad, "cpu", label)
+        for lib, label in zip([mini_autograd, *engines], libraries)
+    ]
+    labelled = len(runs) > 1
     reports = []
     for device in devices:
         if not _available(torch, device):
             reports.append(DeviceReport(device, False, []))
             continue
-        theirs = _run(torch, fn, arrays, requires_grad, device)
-        checks = _checks(mine, theirs, grad_names, atol, rtol)
-        reports.append(DeviceReport(device, True, checks))
-    return Comparison(getattr(fn, "__name__", "fn"), reports)
+        theirs = _run(torch, fn, arrays, requires_grad, device, "torch")
+        for mine in runs:
+            checks = _checks(mine, theirs, grad_names, atol, rtol)
+            reports.append(DeviceReport(device, True, checks, mine.library if labelled else None))
+    return Comparison(getattr(fn, "__name__", "fn"), reports, libraries)
+
+
+def _labels(libraries):
+    """Each library's module name; a name met before gets " (2)", " (3)"... so blocks differ."""
+    labels = []
+    for lib in libraries:
+        name = getattr(lib, "__name__", type(lib).__name__)
+        label, k = name, 1
+        while label in labels:
+            k += 1
+            label = f"{name} ({k})"
+        labels.append(label)
+    return labels
 
 
 def _input_names(fn, count):
@@ -158,13 +220,23 @@ def _available(torch, device):
     return True
 
 
-def _run(lib, fn, arrays, requires_grad, device):
-    """Run fn with `lib`, then backward of its outputs; record everything `_checks` compares."""
-    kwargs = {} if lib.__name__ == "mini_autograd" else {"device": device}
-    tensors = [
-        lib.tensor(a.copy(), requires_grad=bool(r), **kwargs) for a, r in zip(arrays, requires_grad)
-    ]
-    run = Run()
+def _run(lib, fn, arrays, requires_grad, device, label="mini_autograd"):
+    """Run fn with `lib`, then backward of its outputs; record everything `_checks` compares.
+
+    Only torch is given a device: mini_autograd and the learner's engine take no `device=`.
+    """
+    kwargs = {"device": device} if lib.__name__ == "torch" else {}
+    run = Run(library=label)
+    try:
+        tensors = [
+            lib.tensor(a.copy(), requires_grad=bool(r), **kwargs)
+            for a, r in zip(arrays, requires_grad)
+        ]
+    except Exception as error:
+        if lib.__name__ in ("torch", "mini_autograd"):
+            raise  # bad inputs (requires_grad on integers): the caller's mistake
+        run.error = (type(error).__name__, str(error))  # an unfinished engine's tensor(): reported
+        return run
     try:
         outputs = _flatten(fn(lib, *tensors))
         run.outputs = [_to_numpy(t) for t in outputs]
@@ -190,7 +262,13 @@ def _flatten(result):
 
 
 def _to_numpy(tensor):
-    return None if tensor is None else np.asarray(tensor.detach().cpu().numpy(), dtype=np.float64)
+    """The values as float64 numpy; .cpu() only where the tensor has it (not the learner's)."""
+    if tensor is None:
+        return None
+    tensor = tensor.detach()
+    if hasattr(tensor, "cpu"):
+        tensor = tensor.cpu()
+    return np.asarray(tensor.numpy(), dtype=np.float64)
 
 
 def _base_name(attribute):
@@ -211,12 +289,12 @@ def _backward(lib, outputs):
 
 
 def _checks(mine, theirs, grad_names, atol, rtol):
-    """The report lines for one device, comparing the mini_autograd run with the torch run."""
+    """The report lines for one device, comparing one engine's run (`mine`) with the torch run."""
     if mine.error or theirs.error:
-        return [_error_check(mine.error, theirs.error)]
+        return [_error_check(mine.error, theirs.error, mine.library)]
     checks = [Check("forward", *_diff_text(mine.outputs, theirs.outputs, atol, rtol))]
     for name, a, b in zip(grad_names, mine.grads, theirs.grads):
-        checks.append(_grad_check(name, a, b, atol, rtol))
+        checks.append(_grad_check(name, a, b, atol, rtol, mine.library))
     checks.append(_names_check(mine.names, theirs.names))
     checks.append(_saved_check(mine, theirs))
     if theirs.memory is not None:
@@ -227,11 +305,11 @@ def _checks(mine, theirs, grad_names, atol, rtol):
     return checks
 
 
-def _grad_check(name, mine, theirs, atol, rtol):
+def _grad_check(name, mine, theirs, atol, rtol, library="mini_autograd"):
     if mine is None or theirs is None:
         if mine is None and theirs is None:
             return Check(f"grad {name}", "None in both")
-        owner = "mini_autograd" if mine is None else "torch"
+        owner = library if mine is None else "torch"
         return Check(f"grad {name}", f"None in {owner} only", False)
     return Check(f"grad {name}", *_diff_text([mine], [theirs], atol, rtol))
 
@@ -275,10 +353,10 @@ def _set_text(names):
     return "{" + ", ".join(sorted(names)) + "}"
 
 
-def _error_check(mine, theirs):
+def _error_check(mine, theirs, library="mini_autograd"):
     """Both raising the same error type with the same first paragraph counts as agreement."""
     if mine is None or theirs is None:
-        owner, (kind, message) = ("torch", theirs) if mine is None else ("mini_autograd", mine)
+        owner, (kind, message) = ("torch", theirs) if mine is None else (library, mine)
         return Check("error", f"only {owner} raises {kind}: {_clip(message)}", False)
     # Diagnosis mode appends its explanation after a blank line; PyTorch's text comes first.
     (kind_a, message_a), (kind_b, message_b) = mine, theirs

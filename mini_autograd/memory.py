@@ -10,7 +10,15 @@ view keeps all of the storage it looks into alive, and two nodes that saved the 
 weight used at every step of a loop) hold one copy, not two. Counting storages rather than each
 tensor's own numel() * element_size() also makes both libraries agree where one saves views into
 a single buffer and the other separate arrays (torch's LSTM cell saves its four gates that way).
-torch is never imported here: torch nodes are recognised by what they lack (`saved_tensors_info`).
+
+The learner's own engine (`my_autograd.py`) is read the way torch is, so the same calls work on it:
+
+    saved_tensors(loss_mine)   # my_autograd's graph: the same rows as torch's for the same program
+
+torch is never imported here. A node without `saved_tensors_info` (torch's, or the learner's) is
+read through its `_saved_*` attributes, as PyTorch exposes them: reading a freed one raises.
+A saved tensor's storage is torch's `untyped_storage()` where it has one, else the numpy array
+that `tensor.detach().numpy()` gives (its base array, when it is a view).
 """
 
 import contextlib
@@ -100,7 +108,7 @@ def saved_bytes(roots):
 
 def node_saved(node):
     """(attribute, shape, bytes, storage key) per tensor `node` saved; key None once freed."""
-    found = _ma_saved(node) if hasattr(node, "saved_tensors_info") else _torch_saved(node)
+    found = _ma_saved(node) if hasattr(node, "saved_tensors_info") else _attribute_saved(node)
     return sorted(found, key=lambda entry: entry[0])
 
 
@@ -135,7 +143,8 @@ def _ma_array(saved):
     return value if isinstance(value, np.ndarray) else None
 
 
-def _torch_saved(node):
+def _attribute_saved(node):
+    """A torch node's (or the learner's engine's) saved tensors, read from its `_saved_*` names."""
     found = []
     for attr in dir(node):
         if not attr.startswith("_saved_"):
@@ -143,17 +152,32 @@ def _torch_saved(node):
         name = attr[len("_saved_") :]
         try:
             value = getattr(node, attr)
-        except RuntimeError:  # torch raises when reading a freed saved tensor
+        except RuntimeError:  # reading a freed saved tensor raises, in torch and in the learner's
             found.append((name, None, 0, None))
             continue
         tensors = value if isinstance(value, (tuple, list)) else [value]
-        tensors = [t for t in tensors if hasattr(t, "untyped_storage")]
+        tensors = [t for t in tensors if _is_tensor(t)]
         for i, tensor in enumerate(tensors):
             label = f"{name}[{i}]" if len(tensors) > 1 else name
-            storage = tensor.untyped_storage()
-            key = (str(tensor.device), storage.data_ptr())
-            found.append((label, tuple(tensor.shape), storage.nbytes(), key))
+            nbytes, key = _storage(tensor)
+            found.append((label, tuple(tensor.shape), nbytes, key))
     return found
+
+
+def _is_tensor(value):
+    """A tensor of torch or of the learner's engine (sizes and other settings are not)."""
+    return hasattr(value, "grad_fn") and hasattr(value, "shape") and hasattr(value, "detach")
+
+
+def _storage(tensor):
+    """(bytes, key) of the memory `tensor` keeps alive: its storage, each counted once by key."""
+    if hasattr(tensor, "untyped_storage"):  # torch
+        storage = tensor.untyped_storage()
+        return storage.nbytes(), (str(tensor.device), storage.data_ptr())
+    array = np.asarray(tensor.detach().numpy())  # the learner's engine: the numpy array itself
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array.nbytes, id(array)
 
 
 @dataclass

@@ -1,15 +1,29 @@
-"""Pictures of the autograd graph, for mini_autograd and PyTorch alike.
+"""Pictures of the autograd graph, for mini_autograd, PyTorch and the learner's own engine alike.
 
     from mini_autograd.viz import draw_graph, backward_steps, side_by_side
     draw_graph(loss)                      # the graph behind `loss`, as Jupyter shows it
     draw_graph(loss, params=dict(model.named_parameters()))
     draw_graph({"forward": y, "double backward": g})   # a create_graph=True gradient
     backward_steps(loss)                  # one picture per node that backward runs
+    side_by_side(draw_graph(loss_ma), draw_graph(loss_torch))   # titled mini_autograd, torch
+
+The learner's engine (`my_autograd.py`, once chapter 04 is done) is drawn the same way, freed
+buffers included, and can sit next to PyTorch's picture of the same program:
+
+    import my_autograd as mine
+    x = mine.tensor([[1.0, 2.0]], requires_grad=True)
+    loss = (x.exp() * x).sum()
+    loss.backward()
+    side_by_side(draw_graph(loss, params={"x": x}), draw_graph(loss_torch, params={"x": x_t}))
+    backward_steps(another_loss)          # step by step, on the learner's engine too
 
 The DOT text is written here (the same graph always gives the same text, so stored notebook
 outputs compare cleanly); the `graphviz` package and its `dot` program are only needed to turn
 it into SVG. Without them every picture shows its DOT text and one line on installing Graphviz.
-torch is never imported: its tensors and nodes are read through the same attributes as ours.
+torch is never imported: a graph is read only through attributes that all three engines have, as
+PyTorch names them: `grad_fn`, a node's `name()` and `next_functions`, a leaf's `variable`, the
+`_saved_*` attributes (reading a freed one raises PyTorch's "... a second time ..." error),
+`register_prehook` and `register_hook` for the steps, and `detach().numpy()` for the values.
 """
 
 import html
@@ -66,9 +80,25 @@ def _shape(tensor):
     return str(tuple(tensor.shape))
 
 
+def _numpy(tensor):
+    """The values of a tensor as numpy (torch's may sit on a GPU; the learner's have no .cpu())."""
+    tensor = tensor.detach()
+    if hasattr(tensor, "cpu"):
+        tensor = tensor.cpu()
+    return tensor.numpy()
+
+
+def _library(groups):
+    """The top-level module the drawn tensors come from ("torch", "mini_autograd", "my_autograd")."""
+    for tensors in groups.values():
+        for tensor in tensors:
+            return type(tensor).__module__.partition(".")[0]
+    return None
+
+
 def _nbytes(tensor):
     nbytes = getattr(tensor, "nbytes", None)  # torch has it; mini_autograd keeps numpy's
-    return nbytes if nbytes is not None else tensor.detach().numpy().nbytes
+    return nbytes if nbytes is not None else _numpy(tensor).nbytes
 
 
 def _is_tensor(value):
@@ -327,10 +357,14 @@ def _render_svg(source):
 
 
 class GraphPicture:
-    """A drawn graph: `.source` is its DOT text; Jupyter shows it as SVG (or DOT without Graphviz)."""
+    """A drawn graph: `.source` is its DOT text; Jupyter shows it as SVG (or DOT without Graphviz).
 
-    def __init__(self, source):
+    `.library` names the module its tensors came from (side_by_side's default title), or is None.
+    """
+
+    def __init__(self, source, library=None):
         self.source = source
+        self.library = library
         self._svg, self._rendered = None, False
 
     @property
@@ -357,8 +391,13 @@ class GraphPicture:
 
 
 def draw_graph(roots, params=None, show_saved=True, compact=None):
-    """Draw the backward graph behind `roots` (a tensor, a list, or {cluster title: tensors})."""
-    return GraphPicture(_dot_source(roots, params, show_saved, compact))
+    """Draw the backward graph behind `roots` (a tensor, a list, or {cluster title: tensors}).
+
+    The tensors may be mini_autograd's, torch's or those of the learner's engine.
+    """
+    return GraphPicture(
+        _dot_source(roots, params, show_saved, compact), _library(_as_groups(roots))
+    )
 
 
 def _svg_row(items):
@@ -409,9 +448,18 @@ class SideBySide:
         return {"text/plain": text, "image/svg+xml": _svg_row(zip(self.titles, svgs))}
 
 
-def side_by_side(pic_a, pic_b, titles=("mini_autograd", "torch")):
-    """Show two pictures next to each other (e.g. the same program in mini_autograd and torch)."""
-    return SideBySide([pic_a, pic_b], titles)
+def side_by_side(*pictures, titles=None):
+    """Show pictures next to each other: the same program in mini_autograd, torch, my_autograd...
+
+    `titles` has one title per picture; by default each picture is titled with the library its
+    tensors came from ("mini_autograd", "torch", or the learner's "my_autograd").
+    """
+    if titles is None:
+        titles = [p.library or f"picture {k + 1}" for k, p in enumerate(pictures)]
+    titles = list(titles)
+    if len(titles) != len(pictures):
+        raise ValueError(f"{len(titles)} titles for {len(pictures)} pictures")
+    return SideBySide(pictures, titles)
 
 
 # --- Backward, step by step -------------------------------------------------------------------
@@ -421,7 +469,7 @@ def _summary(grad):
     """A short text for a gradient: its shape, and its values when there are only a few."""
     if grad is None:
         return "None"
-    values = np.asarray(grad.detach().cpu().numpy(), dtype=float).ravel()
+    values = np.asarray(_numpy(grad), dtype=float).ravel()
     shown = ", ".join(f"{v:.3g}" for v in values[:3]) + (", …" if values.size > 3 else "")
     return f"{_shape(grad)} [{shown}]"
 
@@ -447,11 +495,13 @@ class _StepRecorder:
 
     def __init__(self, root, params, show_saved, compact):
         self.names = {id(t): name for name, t in (params or {}).items()}
+        library = _library(_as_groups(root))
         self.draw = lambda marks: GraphPicture(
-            _dot_source(root, params, show_saved, compact, marks)
+            _dot_source(root, params, show_saved, compact, marks), library
         )
         self.steps, self.done = [], set()
         self.node = None
+        self.active = True  # off once backward has returned: a hook left behind then does nothing
 
     def before(self, node, grad_outputs):
         self.finish_step()
@@ -539,16 +589,44 @@ class BackwardSteps:
 def backward_steps(
     root, params=None, show_saved=True, compact=None, gradient=None, retain_graph=None
 ):
-    """Run `root.backward()`, drawing a picture after each node, in the order the engine runs them."""
+    """Run `root.backward()`, drawing a picture after each node, in the order the engine runs them.
+
+    Works on any engine whose nodes have PyTorch's `register_prehook` and `register_hook`.
+    """
     recorder = _StepRecorder(root, params, show_saved, compact)
-    handles = []
+    hooks = []  # (node, what register_* returned, the hook)
     for node in _walk([root.grad_fn]):
-        handles.append(node.register_prehook(lambda grads, node=node: recorder.before(node, grads)))
-        handles.append(node.register_hook(lambda gi, go, node=node: recorder.after(node, gi, go)))
+
+        def before(grads, node=node):
+            if recorder.active:
+                recorder.before(node, grads)
+
+        def after(grad_inputs, grad_outputs, node=node):
+            if recorder.active:
+                recorder.after(node, grad_inputs, grad_outputs)
+
+        hooks.append((node, node.register_prehook(before), before))
+        hooks.append((node, node.register_hook(after), after))
     try:
         root.backward(gradient, retain_graph=retain_graph)
     finally:
-        for handle in handles:
-            handle.remove()
+        recorder.active = False
+        for node, handle, hook in hooks:
+            _remove_hook(node, handle, hook)
     recorder.finish_step()
     return BackwardSteps(recorder.steps)
+
+
+def _remove_hook(node, handle, hook):
+    """Take a hook off its node: through its handle (torch, mini_autograd), else out of its list.
+
+    An engine whose register_* returns no handle (the learner's keeps hooks in plain lists) has
+    the hook taken out of whichever list of the node holds it; one that cannot be found stays,
+    switched off.
+    """
+    if hasattr(handle, "remove"):
+        handle.remove()
+        return
+    for value in getattr(node, "__dict__", {}).values():
+        if isinstance(value, list) and any(item is hook for item in value):
+            value[:] = [item for item in value if item is not hook]
