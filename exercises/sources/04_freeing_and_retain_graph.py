@@ -17,6 +17,7 @@
 # notebook always runs top to bottom. The chapter, `notebooks/04_freeing_and_retain_graph.ipynb`,
 # has everything you need.
 # %% slideshow={"slide_type": "skip"}
+import numpy as np
 import torch
 
 import mini_autograd as ma
@@ -30,7 +31,9 @@ from course.checks_04 import (
     normaliser_data,
     twice_truth,
 )
+from mini_autograd.compare import compare
 from mini_autograd.memory import Ledger, saved_bytes
+from mini_autograd.viz import draw_graph, side_by_side
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Your engine: `my_autograd.py`
@@ -71,6 +74,48 @@ track.check("4.5")
 
 # %%
 track.check("4.6")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Your graph, next to PyTorch's
+#
+# The same program on your engine and on PyTorch, drawn after `backward`: the saved tensors
+# your `release_saved` freed are marked FREED, as PyTorch's are. (`track.engine()` loads your
+# file, with the course's answer for any piece you have not written yet.) Then `compare` runs
+# it on mini_autograd, your engine and PyTorch, and checks values, gradients, node names,
+# saved tensors and the error of a second backward.
+
+# %%
+my = track.engine()
+
+
+def after_backward(lib):
+    x = lib.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
+    w = lib.tensor([[0.2], [0.7], [-0.3]], requires_grad=True)
+    loss = (x @ w).tanh().sum()
+    loss.backward()
+    return loss
+
+
+side_by_side(draw_graph(after_backward(my)), draw_graph(after_backward(torch)))
+
+
+# %%
+def tanh_layer(lib, x, w):
+    return (x @ w).tanh().sum()
+
+
+x_np, w_np = np.array([[0.5, -1.0, 2.0]], np.float32), np.array([[0.2], [0.7], [-0.3]], np.float32)
+compare(tanh_layer, x_np, w_np, devices=("cpu",), engines=(my,))
+
+
+# %%
+def backward_twice(lib, x, w):
+    loss = (x @ w).tanh().sum()
+    loss.backward()
+    return loss  # compare runs a second backward of the returned loss
+
+
+compare(backward_twice, x_np, w_np, devices=("cpu",), engines=(my,))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 4.2: can this graph go backward twice?
