@@ -131,11 +131,12 @@ def _rebind(module: types.ModuleType, old, new) -> None:
     fix(module)
 
 
-def load(path: Path = LEARNER, keep: str | None = None, isolate: bool = False):
+def load(path: Path = LEARNER, keep: str | None = None, answered=()):
     """(module, exercise ids answered from the course, functions of `keep` still stubs).
 
     The engine at `path` is loaded with every stub except those of exercise `keep` replaced by
-    the course's answer; with `isolate`, every other exercise's function too, even when filled.
+    the course's answer, and also the functions of the exercises in `answered`, even when
+    filled in (`answered=ALL` for every exercise but `keep`).
     """
     source, tree = _read(path)
     module = types.ModuleType("my_autograd")
@@ -145,10 +146,11 @@ def load(path: Path = LEARNER, keep: str | None = None, isolate: bool = False):
     except Exception as error:  # the learner's module-level code: one line, not a traceback
         raise EngineError(f"{path.name} does not import: {describe(error)}") from None
     reference_source, reference_tree = _read(REFERENCE)
+    owned = exercise_functions()
+    _check_complete(module, owned, path)
     filled, pending = set(), []
     replaced = stubs(source)
-    if isolate:
-        replaced = {**exercise_functions(), **replaced}
+    replaced.update({n: e for n, e in owned.items() if answered is ALL or e in answered})
     for name, exercise in replaced.items():
         if exercise == keep:
             if name in stubs(source):
@@ -160,13 +162,29 @@ def load(path: Path = LEARNER, keep: str | None = None, isolate: bool = False):
             owner = getattr(owner, part)
         namespace = {}
         exec(_reference_code(name, reference_tree, reference_source), module.__dict__, namespace)
-        new = namespace[attribute]
-        old = owner.__dict__.get(attribute) if owner is not module else vars(module)[attribute]
-        setattr(owner, attribute, new)
+        old = vars(owner).get(attribute)
+        setattr(owner, attribute, namespace[attribute])
         if owner is module:
-            _rebind(module, old, new)
+            _rebind(module, old, namespace[attribute])
         filled.add(exercise)
     return module, sorted(filled, key=exercise_key), pending
+
+
+ALL = object()  # `load(..., answered=ALL)`: the course's answer for every exercise but `keep`
+
+
+def _check_complete(module: types.ModuleType, owned: dict[str, str], path: Path) -> None:
+    """One line when a function of an exercise (or its class) was deleted or renamed."""
+    for name, exercise in owned.items():
+        owner = module
+        for part in name.split("."):
+            if part not in vars(owner):
+                raise EngineError(
+                    f"`{name}` (Exercise {exercise}) is missing from {path.name}: deleted or "
+                    "renamed? Put it back as it was (the stub is in the course's exercises/"
+                    "my_autograd.py)"
+                )
+            owner = vars(owner)[part]
 
 
 def exercise_key(exercise: str) -> tuple[int, ...]:

@@ -93,11 +93,13 @@ def grad_mode_nesting(lib, see):
             see("(x * 2).requires_grad under enable_grad", (x * 2).requires_grad)
         see("(x * 2).requires_grad back in no_grad", (x * 2).requires_grad)
     see("grad mode after no_grad", lib.is_grad_enabled())
+    got_out = False
     try:
         with lib.no_grad():
             raise KeyError("inside")
     except KeyError:
-        pass
+        got_out = True
+    see("an error inside no_grad goes on up (no_grad does not swallow it)", got_out)
     see("grad mode after an error inside no_grad", lib.is_grad_enabled())
 
     @lib.no_grad()
@@ -116,6 +118,14 @@ def mul_broadcast(lib, see):
     (x * w * x).sum().backward()
     see("x.grad", x.grad)
     see("w.grad", w.grad)
+
+
+def mul_twice_differentiated(lib, see):
+    """the second derivative of x * w * x, through MulBackward0's own formula"""
+    x, w = leaf(lib), leaf(lib, ROW)
+    (gx,) = lib.autograd.grad((x * w * x).sum(), x, create_graph=True)
+    see("d(x * w * x)/dx", gx)
+    see("d(sum of that)/dw", lib.autograd.grad(gx.sum(), w))
 
 
 def mul_with_constant(lib, see):
@@ -180,7 +190,7 @@ def deep_backward(lib, see):
 
 
 def counts_of_shared_leaf(lib, see):
-    """(x * x).sum(): both edges of MulBackward0 go to one AccumulateGrad"""
+    """(x * x + x).sum(): three edges into one AccumulateGrad"""
     x = leaf(lib)
     loss = (x * x + x).sum()
     roots = (node for node in [loss.grad_fn])  # a generator: it can be read only once
@@ -208,6 +218,34 @@ def accumulation(lib, see):
     see("x.grad after two", x.grad)
     see("x.grad is still the same tensor", x.grad is first)
     see("x.grad.requires_grad", x.grad.requires_grad)
+
+
+def accumulation_of_two_leaves(lib, see):
+    """(a + b).sum() twice: both leaves get the same gradient tensor from AddBackward0"""
+    a, b = leaf(lib), leaf(lib)
+    loss = (a + b).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    see("a.grad after two backward calls", a.grad)
+    see("b.grad after two backward calls", b.grad)
+
+
+def second_derivative_after_two_backward_calls(lib, see):
+    """two backward(create_graph=True) calls, then the derivative of the accumulated .grad"""
+    x = leaf(lib)
+    (x * x * x).sum().backward(create_graph=True)
+    (x * x * x).sum().backward(create_graph=True)
+    see("x.grad", x.grad)
+    see("d(x.grad.sum())/dx", lib.autograd.grad(x.grad.sum(), x))
+
+
+def tensor_hook(lib, see):
+    """a hook on an intermediate tensor doubles its gradient"""
+    x = leaf(lib)
+    h = x.tanh()
+    h.register_hook(lambda g: g * 2)
+    (h * x).sum().backward()
+    see("x.grad", x.grad)
 
 
 def accumulation_under_create_graph(lib, see):
@@ -271,10 +309,10 @@ def pack_hooks(lib, see):
 
     def pack(t):
         packed.append(tuple(t.shape))
-        return t * 1  # a copy, made outside the graph
+        return ("packed", t * 1)  # a copy, made outside the graph, in a wrapper
 
-    def unpack(t):
-        return t
+    def unpack(wrapped):
+        return wrapped[1]
 
     x, w = leaf(lib), leaf(lib, W)
     with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
@@ -288,6 +326,18 @@ def pack_hooks(lib, see):
     x2 = leaf(lib)
     z = x2 * x2
     see("without hooks, _saved_self is the input itself", z.grad_fn._saved_self is x2)
+    calls = []
+    outer = lib.autograd.graph.saved_tensors_hooks(
+        lambda t: calls.append("outer") or t, lambda t: t
+    )
+    inner = lib.autograd.graph.saved_tensors_hooks(
+        lambda t: calls.append("inner") or t, lambda t: t
+    )
+    with outer:
+        with inner:
+            x2.exp()
+        x2.tanh()
+    see("which pack hook saved, nested", " ".join(calls))
 
 
 # --- Chapter 04: freeing ----------------------------------------------------------------------
@@ -356,8 +406,11 @@ def grad_function(lib, see):
     x, w = leaf(lib), leaf(lib, W)
     loss = (x @ w).tanh().sum()
     grads = lib.autograd.grad(loss, [x, w])
+    see("the type of what autograd.grad returns", type(grads).__name__)
     see("the gradients", grads)
     see("x.grad after autograd.grad", x.grad)
+    (gx,) = lib.autograd.grad((x @ w).sum(), x)
+    see("w.grad after autograd.grad(..., x)", w.grad)
     see.graph("the graph after autograd.grad", loss)
     unused = leaf(lib)
     other = (x * 2).sum()
@@ -378,6 +431,8 @@ def grad_of_intermediate(lib, see):
     see("d loss / d h", gh)
     see.graph("the graph afterwards (nodes below h did not run)", loss)
     see("x.grad", x.grad)
+    h = (x @ w).tanh()
+    see("d loss / d h and d loss / d x together", lib.autograd.grad((h * h).sum(), [h, x]))
 
 
 def hessian_vector_product(lib, see):
@@ -437,21 +492,22 @@ TASKS = [
                  "graph": "A leaf used twice has one AccumulateGrad node: get it with t._grad_accumulator()."}),
     Task("1.3", "detach", "Tensor.detach", [detach_shares_memory],
          hint="Tensor(self._data) shares the memory; also share the version counter: detached._version_box = self._version_box"),
-    Task("1.6", "recording a node", "_record", [recorded_graph, shared_leaf, numbers_as_inputs],
+    Task("1.6", "recording a node", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, mul_broadcast, version_errors],
          hint="if not _wants_grad(*inputs): a plain Tensor; else node_class([_edge(t) for t in inputs]), the attributes set on it, SavedTensor(...) for each saved pair that is not None, and Tensor(data, requires_grad=True, grad_fn=node)"),
     Task("1.7", "no_grad", "_SetGradMode.__enter__ and __exit__", [grad_mode_nesting, constants_and_no_grad],
          hint="__enter__ remembers _GradMode.enabled in self.previous and sets it to self.mode; __exit__ puts the remembered value back (not True: no_grad can be nested)"),
-    Task("2.1", "the backward formula of *", "MulBackward0.apply", [mul_broadcast, mul_with_constant],
+    Task("2.1", "the backward formula of *", "MulBackward0.apply", [mul_broadcast, mul_with_constant, mul_twice_differentiated],
          hint="grad_self = _sum_to(g * self.saved('other'), self._shapes[0]) when input 0 needs a gradient, and likewise for input 1 with self.saved('self')",
-         advice={"value": "A broadcast input's gradient must be summed back to its own shape."}),
+         advice={"value": "Each input's gradient is g times the other input, summed back to the input's own shape.",
+                 "raised": "A formula computed in numpy leaves the graph: use tensor operations on g, so that create_graph can differentiate it again."}),
     Task("2.2", "the backward formula of @", "MmBackward0.apply", [matrix_products],
          hint="grad_self = g @ mat2.t(), grad_mat2 = self.t() @ g: each gradient has its input's shape"),
     Task("2.3", "counting dependencies", "count_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
          hint="keep a stack of nodes to visit and a set of nodes seen; count every edge (skip None), but push each node once; read `roots` only once (it may be a generator)"),
-    Task("2.4", "the run loop", "_run_loop", [diamond_backward, branches_and_order, deep_backward],
+    Task("2.4", "the run loop", "_run_loop", [diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, grad_of_intermediate],
          hint="a heap of (-node._sequence_nr, next(tie), node); pop, apply to the node's buffer, add each result into the next node's buffer, and push a node once its count reaches 0",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first; a node runs only when its count reaches 0."}),
-    Task("2.6", "accumulating into .grad", "AccumulateGrad.apply", [accumulation, accumulation_under_create_graph],
+    Task("2.6", "accumulating into .grad", "AccumulateGrad.apply", [accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls],
          hint="the first gradient becomes .grad (detached unless grad mode is on, which means create_graph); later ones are added into the same tensor's data, or out of place under create_graph"),
     Task("3.1", "what * saves", "mul", [what_mul_saves, mul_broadcast],
          hint="save self only if other requires grad, and other only if self requires grad: each input's gradient needs the other input"),
