@@ -453,8 +453,13 @@ def check_chapter(chapter: int, path: Path | None = None) -> bool:
     return all(results)
 
 
-def progress(path: Path | None = None) -> list[tuple[str, str, str]]:
+def progress(path: Path | None = None) -> None:
     """Print a table of every build-track exercise: done, not done, or wrong with the first message."""
+    progress_rows(path)
+
+
+def progress_rows(path: Path | None = None) -> list[tuple[str, str, str]]:
+    """Print the progress table; return (exercise, status, message) per exercise."""
     path = path or engine_file.default_path()
     results = {}
     rows = [(t.id, t.title, *run(t, path, results)) for t in _tasks()]

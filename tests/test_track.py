@@ -279,10 +279,10 @@ def test_planted_mistake_fails_with_a_message_naming_it(name, tmp_path):
 
 
 def test_progress_table(capsys, tmp_path):
-    rows = track.progress(engine_file.REFERENCE)
+    rows = track.progress_rows(engine_file.REFERENCE)
     assert all(status == "done" for _, status, _ in rows)
     path = variant(tmp_path, ("            if next_node not in seen:\n", "            if True:\n"))
-    rows = dict((i, s) for i, s, _ in track.progress(path))
+    rows = dict((i, s) for i, s, _ in track.progress_rows(path))
     assert rows["2.3"] == "wrong" and rows["2.1"] == "done"
     out = capsys.readouterr().out
     assert re.search(r"^Chapter 02: [234] of 5 done$", out, re.M)
