@@ -176,7 +176,7 @@ def check_can_backward_twice(can_backward_twice):
             )
     print(
         f"Exercise {label}: correct ✓ — your answers match what PyTorch does on all "
-        f"{len(TWICE_PROGRAMS)} programs."
+        f"{len(TWICE_PROGRAMS) + len(BRANCH_PROGRAMS)} programs."
     )
     return True
 
