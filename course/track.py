@@ -369,7 +369,6 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
 
 
 def _run(task: Task, path: Path, answered=()) -> tuple[str, str]:
-
     try:
         engine, _filled, pending = engine_file.load(path, keep=task.id, answered=answered)
         reference, _, _ = engine_file.load(engine_file.REFERENCE)
