@@ -186,14 +186,18 @@ def mixed_libraries(error: BaseException) -> str | None:
     return None
 
 
+def first_line(error: BaseException, width: int = 110) -> str:
+    """The first line of ``error``'s message, cut to ``width`` characters ('' when it has none)."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def describe_error(error: BaseException, width: int = 110) -> str:
     """'TypeName: first line of the message', or 'TypeName (how the libraries were mixed)'."""
     mixed = mixed_libraries(error)
     if mixed:
         return f"{type(error).__name__} ({mixed})"
-    text = str(error).strip().splitlines()[0] if str(error).strip() else "(no message)"
-    text = text if len(text) <= width else text[: width - 3] + "..."
-    return f"{type(error).__name__}: {text}"
+    return f"{type(error).__name__}: {first_line(error, width) or '(no message)'}"
 
 
 def tensor_note(values: Any) -> str:

@@ -27,10 +27,10 @@ from course.check import (
     counting_data_reads,
     data_note,
     describe_error,
+    first_line,
     tensor_note,
     zero_grad_problem,
 )
-from mini_autograd import engine
 
 GATES = "ifgo"
 ATOL, RTOL = 1e-5, 1e-4
@@ -65,11 +65,6 @@ def _call(fn, *args):
         raise
     except Exception as error:  # an ordinary mistake: report it in one line
         raise Feedback(f"your code raised {describe_error(error)}") from None
-
-
-def _first_line(error, width=110):
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _numpy(value):
@@ -193,7 +188,7 @@ def check_lstm_step(lstm_step):
         try:
             ((h_next * ma.tensor(r_h)).sum() + (c_next * ma.tensor(r_c)).sum()).backward()
         except RuntimeError as error:
-            raise Feedback(f"backward through your step failed: {_first_line(error)}") from None
+            raise Feedback(f"backward through your step failed: {first_line(error)}") from None
         expected = [tx.grad, th.grad, tc.grad, cell.weight_ih.grad, cell.weight_hh.grad]
         expected += [cell.bias_ih.grad, cell.bias_hh.grad]
         for label, mine, theirs in zip(names, ours, expected):
@@ -301,27 +296,28 @@ def _in_place(error):
 class _RetainSpy:
     """Sees every backward pass that keeps its graph, whatever the entry point.
 
-    mini_autograd: every entry point (Tensor.backward, autograd.backward, autograd.grad) goes
-    through engine.run_backward(roots, root_grads, keep_graph, ...), so the spy sits there. torch:
-    Tensor.backward calls torch.autograd.backward, so wrapping that and torch.autograd.grad sees
-    them all. retain_graph defaults to create_graph, in both libraries.
+    mini_autograd: StepOrder watches engine.run_backward, which every entry point
+    (Tensor.backward, autograd.backward, autograd.grad) goes through. torch: Tensor.backward
+    calls torch.autograd.backward, so wrapping that and torch.autograd.grad sees them all.
+    retain_graph defaults to create_graph, in both libraries.
     """
 
     def __init__(self):
-        self.retained = False
+        self._order = StepOrder()
+        self._torch_retained = False
 
-    def _engine(self, original):
-        def run_backward(roots, root_grads, keep_graph, *args, **kwargs):
-            self.retained = self.retained or bool(keep_graph)
-            return original(roots, root_grads, keep_graph, *args, **kwargs)
-
-        return run_backward
+    @property
+    def retained(self):
+        """True once a backward pass of either library kept its graph."""
+        return self._torch_retained or self._order.kept_graph
 
     def _torch(self, original):
         def entry(*args, **kwargs):
             retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)
             create = kwargs.get("create_graph", args[3] if len(args) > 3 else False)
-            self.retained = self.retained or bool(create if retain is None else retain)
+            self._torch_retained = self._torch_retained or bool(
+                create if retain is None else retain
+            )
             return original(*args, **kwargs)
 
         return entry
@@ -329,9 +325,7 @@ class _RetainSpy:
     @contextlib.contextmanager
     def watching(self):
         with contextlib.ExitStack() as stack:
-            stack.enter_context(
-                mock.patch.object(engine, "run_backward", self._engine(engine.run_backward))
-            )
+            stack.enter_context(self._order)
             for name in ("backward", "grad"):
                 original = getattr(torch.autograd, name)
                 stack.enter_context(mock.patch.object(torch.autograd, name, self._torch(original)))
@@ -360,7 +354,7 @@ def check_regression_loop(train_regression, n_epochs=5):
                             "links every epoch to the first one"
                         ) from None
                     raise Feedback(
-                        f"with {lib.__name__} your code raised RuntimeError: {_first_line(error)}"
+                        f"with {lib.__name__} your code raised RuntimeError: {first_line(error)}"
                     ) from None
                 except Feedback:
                     raise
@@ -487,7 +481,7 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
                         "optimizer.step(): do not retain the old graph, detach the state instead"
                     ) from None
                 raise Feedback(
-                    f"window {window}: your code raised RuntimeError: {_first_line(error)}"
+                    f"window {window}: your code raised RuntimeError: {first_line(error)}"
                 ) from None
             except Feedback:
                 raise

@@ -9,6 +9,7 @@ never break an earlier chapter's check. The learner's file is read fresh on ever
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 import traceback
@@ -77,6 +78,7 @@ def stubs(source: str) -> dict[str, str]:
     return found
 
 
+@functools.cache
 def exercise_functions() -> dict[str, str]:
     """{qualified function name: exercise id} of every function that holds an exercise region."""
     source = SOURCE.read_text("utf-8")
@@ -103,7 +105,10 @@ def _read(path: Path) -> tuple[str, ast.Module]:
         ) from None
 
 
-def _reference_code(name: str, tree: ast.Module, source: str) -> types.CodeType:
+@functools.cache
+def _reference_code(name: str) -> types.CodeType:
+    """The compiled definition of function `name` from the course's answer (line numbers kept)."""
+    source, tree = _read(REFERENCE)
     node = _functions(tree)[name]
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     lines = source.splitlines()[start - 1 : node.end_lineno]
@@ -145,15 +150,15 @@ def load(path: Path = LEARNER, keep: str | None = None, answered=()):
         exec(compile(tree, str(path), "exec"), module.__dict__)
     except Exception as error:  # the learner's module-level code: one line, not a traceback
         raise EngineError(f"{path.name} does not import: {describe(error)}") from None
-    reference_source, reference_tree = _read(REFERENCE)
     owned = exercise_functions()
     _check_complete(module, owned, path)
     filled, pending = set(), []
-    replaced = stubs(source)
+    still_stubs = stubs(source)
+    replaced = {**still_stubs}
     replaced.update({n: e for n, e in owned.items() if answered is ALL or e in answered})
     for name, exercise in replaced.items():
         if exercise == keep:
-            if name in stubs(source):
+            if name in still_stubs:
                 pending.append(name)
             continue
         owner_name, _, attribute = name.rpartition(".")
@@ -161,7 +166,7 @@ def load(path: Path = LEARNER, keep: str | None = None, answered=()):
         for part in owner_name.split(".") if owner_name else ():
             owner = getattr(owner, part)
         namespace = {}
-        exec(_reference_code(name, reference_tree, reference_source), module.__dict__, namespace)
+        exec(_reference_code(name), module.__dict__, namespace)
         old = vars(owner).get(attribute)
         setattr(owner, attribute, namespace[attribute])
         if owner is module:

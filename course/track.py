@@ -18,8 +18,8 @@ words, with the task's advice for that kind of difference and its hint. The spec
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from course import engine_file
-
-_PREFIX = "_saved_"
+from mini_autograd.memory import is_tensor
+from mini_autograd.viz import _walk, saved_tensors
 
 
 @dataclass
@@ -53,46 +53,17 @@ class _Difference(Exception):
 # --- What a program observes, in a form both libraries give alike -------------------------------
 
 
-def _is_tensor(value) -> bool:
-    return hasattr(value, "grad_fn") and hasattr(value, "requires_grad")
-
-
 def as_array(value) -> np.ndarray:
     """A tensor of either library (or a number) as a float64 numpy array."""
-    if _is_tensor(value):
+    if is_tensor(value):
         value = value.detach()
         value = value.numpy() if hasattr(value, "cpu") else value._data
     return np.asarray(value, dtype=np.float64)
 
 
 def _saved_states(node) -> dict[str, str]:
-    """{saved name: 'alive' or 'freed'} for the tensors a node saved (not its other settings)."""
-    states = {}
-    for attribute in dir(node):
-        if not attribute.startswith(_PREFIX) or attribute.endswith(("_sizes", "_strides")):
-            continue
-        try:
-            value = getattr(node, attribute)
-        except RuntimeError as error:
-            if "second time" in str(error):
-                states[attribute[len(_PREFIX) :]] = "freed"
-            continue
-        if _is_tensor(value):
-            states[attribute[len(_PREFIX) :]] = "alive"
-    return states
-
-
-def _walk(root_nodes) -> list:
-    """The nodes reachable from `root_nodes`, breadth first, each once."""
-    order, seen, queue = [], set(), deque(n for n in root_nodes if n is not None)
-    while queue:
-        node = queue.popleft()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        queue.extend(n for n, _ in node.next_functions if n is not None)
-    return order
+    """{saved name: 'alive', 'freed' or 'modified'} for the tensors a node saved."""
+    return {label: state for label, state, _ in saved_tensors(node)}
 
 
 def _label(node) -> str:
@@ -368,10 +339,16 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
     return None
 
 
+@functools.cache
+def _reference_engine():
+    """The course's engine, loaded once: torch's programs call its functions torch lacks."""
+    return engine_file.load(engine_file.REFERENCE)[0]
+
+
 def _run(task: Task, path: Path, answered=()) -> tuple[str, str]:
     try:
         engine, _filled, pending = engine_file.load(path, keep=task.id, answered=answered)
-        reference, _, _ = engine_file.load(engine_file.REFERENCE)
+        reference = _reference_engine()
     except engine_file.EngineError as error:
         return "unloadable", str(error)
     if pending:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .memory import graph_nodes, node_saved
+from .memory import as_numpy, graph_nodes, node_saved
 
 
 @dataclass
@@ -262,13 +262,7 @@ def _flatten(result):
 
 
 def _to_numpy(tensor):
-    """The values as float64 numpy; .cpu() only where the tensor has it (not the learner's)."""
-    if tensor is None:
-        return None
-    tensor = tensor.detach()
-    if hasattr(tensor, "cpu"):
-        tensor = tensor.cpu()
-    return np.asarray(tensor.numpy(), dtype=np.float64)
+    return None if tensor is None else np.asarray(as_numpy(tensor), dtype=np.float64)
 
 
 def _base_name(attribute):

@@ -156,7 +156,7 @@ def _attribute_saved(node):
             found.append((name, None, 0, None))
             continue
         tensors = value if isinstance(value, (tuple, list)) else [value]
-        tensors = [t for t in tensors if _is_tensor(t)]
+        tensors = [t for t in tensors if is_tensor(t)]
         for i, tensor in enumerate(tensors):
             label = f"{name}[{i}]" if len(tensors) > 1 else name
             nbytes, key = _storage(tensor)
@@ -164,9 +164,17 @@ def _attribute_saved(node):
     return found
 
 
-def _is_tensor(value):
-    """A tensor of torch or of the learner's engine (sizes and other settings are not)."""
+def is_tensor(value):
+    """A tensor of torch, mini_autograd or the learner's engine (sizes and other settings are not)."""
     return hasattr(value, "grad_fn") and hasattr(value, "shape") and hasattr(value, "detach")
+
+
+def as_numpy(tensor):
+    """A tensor's values as numpy, from any of the three engines (through .cpu() where it has one)."""
+    tensor = tensor.detach()
+    if hasattr(tensor, "cpu"):
+        tensor = tensor.cpu()
+    return tensor.numpy()
 
 
 def _storage(tensor):
@@ -174,7 +182,7 @@ def _storage(tensor):
     if hasattr(tensor, "untyped_storage"):  # torch
         storage = tensor.untyped_storage()
         return storage.nbytes(), (str(tensor.device), storage.data_ptr())
-    array = np.asarray(tensor.detach().numpy())  # the learner's engine: the numpy array itself
+    array = np.asarray(as_numpy(tensor))  # the learner's engine: the numpy array itself
     while isinstance(array.base, np.ndarray):
         array = array.base
     return array.nbytes, id(array)

@@ -33,6 +33,8 @@ from collections import deque
 
 import numpy as np
 
+from .memory import as_numpy, is_tensor
+
 DOT_MISSING_HINT = (
     "Graphviz `dot` not found: install it (apt install graphviz / brew install graphviz / "
     "conda install graphviz) to see the picture."
@@ -80,14 +82,6 @@ def _shape(tensor):
     return str(tuple(tensor.shape))
 
 
-def _numpy(tensor):
-    """The values of a tensor as numpy (torch's may sit on a GPU; the learner's have no .cpu())."""
-    tensor = tensor.detach()
-    if hasattr(tensor, "cpu"):
-        tensor = tensor.cpu()
-    return tensor.numpy()
-
-
 def _library(groups):
     """The top-level module the drawn tensors come from ("torch", "mini_autograd", "my_autograd")."""
     for tensors in groups.values():
@@ -98,11 +92,7 @@ def _library(groups):
 
 def _nbytes(tensor):
     nbytes = getattr(tensor, "nbytes", None)  # torch has it; mini_autograd keeps numpy's
-    return nbytes if nbytes is not None else _numpy(tensor).nbytes
-
-
-def _is_tensor(value):
-    return hasattr(value, "grad_fn") and hasattr(value, "shape")
+    return nbytes if nbytes is not None else as_numpy(tensor).nbytes
 
 
 def _saved_names(node):
@@ -117,7 +107,7 @@ def _saved_names(node):
             except RuntimeError:  # freed (or modified in place): it held a tensor
                 names.append(attr[7:])
                 continue
-            if _is_tensor(value) or (isinstance(value, tuple) and value and _is_tensor(value[0])):
+            if is_tensor(value) or (isinstance(value, tuple) and value and is_tensor(value[0])):
                 names.append(attr[7:])
     return names
 
@@ -469,7 +459,7 @@ def _summary(grad):
     """A short text for a gradient: its shape, and its values when there are only a few."""
     if grad is None:
         return "None"
-    values = np.asarray(_numpy(grad), dtype=float).ravel()
+    values = np.asarray(as_numpy(grad), dtype=float).ravel()
     shown = ", ".join(f"{v:.3g}" for v in values[:3]) + (", …" if values.size > 3 else "")
     return f"{_shape(grad)} [{shown}]"
 
