@@ -266,6 +266,36 @@ MISTAKES = {
         [("    return tuple(captured)\n", "    return list(captured)\n")],
         "'list'; PyTorch gives 'tuple'",
     ),
+    "3.2 exp's backward without g": (
+        "3.2",
+        [('        return (g * self.saved("result"),)', '        return (self.saved("result"),)')],
+        "x.grad",
+    ),
+    "4.5 its own words for the freed error": (
+        "4.5",
+        [
+            (
+                "            raise RuntimeError(FREED_MESSAGE)",
+                '            raise RuntimeError("this graph was already freed")',
+            )
+        ],
+        "the error's text differs from character 0",
+    ),
+    "6.5 w_hh not transposed": (
+        "6.5",
+        [("    pre = pre + hx @ w_hh.t()", "    pre = pre + hx @ w_hh")],
+        "differs from PyTorch's",
+    ),
+    "7.5 no shift by the row maximum": (
+        "7.5",
+        [
+            (
+                "    shift = Tensor(input._data.max(axis=1, keepdims=True))",
+                "    shift = Tensor(np.zeros((input.shape[0], 1), input.dtype))",
+            )
+        ],
+        "large logits",
+    ),
 }
 
 
