@@ -4,26 +4,61 @@ import mini_autograd as ma
 x = ma.tensor([1.0, 2.0], requires_grad=True)
 (x ** 2).sum().backward()
 x.grad  # tensor([2., 4.])
-"""
 
-from . import autograd, dtypes, nn, optim
+Code written for torch runs with `import mini_autograd as torch`: the names below are torch's.
+"""
+# ruff: noqa: F401 (this file only re-exports, under torch's names)
+
+from . import accelerator, autograd, backends, cuda, dtypes, nn, optim, random
 from .creation import (
     arange,
+    as_tensor,
+    bernoulli,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
     full,
-    manual_seed,
+    full_like,
+    linspace,
+    logspace,
+    normal,
     ones,
     ones_like,
     rand,
+    rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
+    randperm,
     zeros,
     zeros_like,
 )
+from .device import device
 from .diagnose import diagnosis_mode, set_diagnosis_mode
 from .dtypes import bool_ as bool  # noqa: A001 (torch.bool)
-from .dtypes import float16, float32, float64, int32, int64
+from .dtypes import (
+    double,
+    dtype,
+    float,  # noqa: A004 (torch.float)
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,  # noqa: A004 (torch.int)
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.arithmetic import add, div, mul, neg, pow, sub
 from .ops.elementwise import abs, exp, log, relu, sigmoid, sqrt, tanh
 from .ops.linalg import bmm, dot, matmul, mm, mv
@@ -41,74 +76,9 @@ from .ops.shape import (
     unsqueeze,
 )
 from .ops.softmax import log_softmax, softmax
-from .tensor import Tensor, tensor
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .tensor import Size, Tensor, is_tensor, tensor
 
 _install_methods(Tensor)
 
 __version__ = "0.1.0"
-dtype = dtypes.dtype
-
-__all__ = [
-    "Tensor",
-    "abs",
-    "nn",
-    "optim",
-    "add",
-    "arange",
-    "autograd",
-    "bmm",
-    "bool",
-    "cat",
-    "chunk",
-    "diagnosis_mode",
-    "div",
-    "dot",
-    "dtype",
-    "enable_grad",
-    "exp",
-    "flatten",
-    "float16",
-    "float32",
-    "float64",
-    "full",
-    "int32",
-    "int64",
-    "is_grad_enabled",
-    "log",
-    "log_softmax",
-    "manual_seed",
-    "matmul",
-    "max",
-    "mean",
-    "mm",
-    "mul",
-    "mv",
-    "neg",
-    "norm",
-    "no_grad",
-    "ones",
-    "ones_like",
-    "permute",
-    "pow",
-    "rand",
-    "randint",
-    "randn",
-    "randn_like",
-    "relu",
-    "reshape",
-    "set_diagnosis_mode",
-    "set_grad_enabled",
-    "sigmoid",
-    "softmax",
-    "sqrt",
-    "squeeze",
-    "stack",
-    "sub",
-    "sum",
-    "tanh",
-    "tensor",
-    "transpose",
-    "unsqueeze",
-    "zeros",
-    "zeros_like",
-]

@@ -1,89 +1,260 @@
-"""Ways to make tensors: zeros, ones, randn, rand, arange, full, and the random seed."""
+"""Ways to make tensors, with torch's signatures: zeros, ones, full, empty, arange, linspace, eye,
+the random ones (whose numbers are torch's: see random.py), the `*_like` forms, and the
+conversions from numpy (`as_tensor`, `from_numpy`)."""
+
+import builtins
+import math
 
 import numpy as np
 
 from . import dtypes
-from .tensor import Tensor, check_can_require_grad
+from .device import check as check_device
+from .random import default_generator
+from .tensor import Tensor, as_array, check_can_require_grad
 
-_rng = np.random.default_rng(0)
-
-
-def manual_seed(seed):
-    """Seed mini_autograd's random generator (numpy's, not PyTorch's: the numbers differ)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-    return _rng
+CAN_REQUIRE_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 
 
-def _size(size):
+def _size(size, keyword=None, function=None):
+    """The shape from `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(size=(2, 3))`."""
+    if keyword is not None:
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    if not all(isinstance(s, (int, np.integer)) and s >= 0 for s in size):
-        raise TypeError(f"sizes must be non-negative integers, got {size}")
-    return tuple(int(s) for s in size)
+    for s in size:
+        if not isinstance(s, (builtins.int, np.integer)) or isinstance(s, builtins.bool):
+            raise TypeError(
+                f"size must be a tuple of ints, but found element of type {type(s).__name__}"
+            )
+        if s < 0 and function == "zeros":
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    return tuple(builtins.int(s) for s in size)
 
 
-def _leaf(array, requires_grad, dtype):
+def _size_option(function, options):
+    """The `size=` keyword; torch's keywords with no meaning here (layout...) must be defaults."""
+    size = options.pop("size", None)
+    for name, value in options.items():
+        if name not in _IGNORED or value != _IGNORED[name]:
+            raise TypeError(f"{function}() got an unexpected keyword argument '{name}'")
+    return size
+
+
+_IGNORED = {"out": None, "layout": None, "pin_memory": False, "memory_format": None, "names": None}
+
+
+def _leaf(array, dtype=None, device=None, requires_grad=False, generator=None):
+    """A new leaf tensor from a numpy array, cast to dtype, after checking device and grad."""
+    check_device(device)
     if dtype is not None:
         array = array.astype(dtypes.to_numpy(dtype), copy=False)
-    check_can_require_grad(
-        array,
-        requires_grad,
-        "Only Tensors of floating point and complex dtype can require gradients",
-    )
-    return Tensor._make(array, bool(requires_grad))
+    check_can_require_grad(array, requires_grad, CAN_REQUIRE_GRAD)
+    return Tensor._make(array, builtins.bool(requires_grad))
 
 
-def zeros(*size, requires_grad=False, dtype=None):
+def _float(dtype):
+    """The numpy dtype to draw in: dtype's, or the default float."""
+    return dtypes.to_numpy(dtype) if dtype is not None else dtypes.default_float()
+
+
+def _generator(generator):
+    return default_generator if generator is None else generator
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, **options):
     """A tensor of zeros."""
-    return _leaf(np.zeros(_size(size), dtypes.DEFAULT_FLOAT), requires_grad, dtype)
+    shape = _size(size, _size_option("zeros", options), "zeros")
+    return _leaf(np.zeros(shape, _float(dtype)), dtype, device, requires_grad)
 
 
-def ones(*size, requires_grad=False, dtype=None):
+def ones(*size, dtype=None, device=None, requires_grad=False, **options):
     """A tensor of ones."""
-    return _leaf(np.ones(_size(size), dtypes.DEFAULT_FLOAT), requires_grad, dtype)
+    shape = _size(size, _size_option("ones", options))
+    return _leaf(np.ones(shape, _float(dtype)), dtype, device, requires_grad)
 
 
-def full(size, fill_value, requires_grad=False, dtype=None):
-    """A tensor filled with `fill_value`."""
-    return _leaf(np.full(_size((size,)), fill_value, dtypes.DEFAULT_FLOAT), requires_grad, dtype)
+def empty(*size, dtype=None, device=None, requires_grad=False, **options):
+    """An uninitialised tensor in torch; zeros here, so that runs are reproducible."""
+    shape = _size(size, _size_option("empty", options))
+    return _leaf(np.zeros(shape, _float(dtype)), dtype, device, requires_grad)
 
 
-def randn(*size, requires_grad=False, dtype=None):
-    """Standard normal samples."""
-    return _leaf(_rng.standard_normal(_size(size), dtype=np.float32), requires_grad, dtype)
+def _fill_dtype(fill_value):
+    """torch's dtype for a filled tensor: bool, int64 for ints, else the default float."""
+    if isinstance(fill_value, (builtins.bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(fill_value, (builtins.int, np.integer)):
+        return np.dtype(np.int64)
+    return dtypes.default_float()
 
 
-def rand(*size, requires_grad=False, dtype=None):
-    """Uniform samples in [0, 1)."""
-    return _leaf(_rng.random(_size(size), dtype=np.float32), requires_grad, dtype)
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor filled with fill_value (int64 for an int, bool for a bool, as in torch)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    array = np.full(_size((size,)), fill_value, _fill_dtype(fill_value))
+    return _leaf(array, dtype, device, requires_grad)
 
 
-def randint(low, high, size, dtype=None):
-    """Random integers in [low, high)."""
-    return _leaf(_rng.integers(low, high, _size((size,)), dtype=np.int64), False, dtype)
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """The n x m identity matrix."""
+    return _leaf(
+        np.eye(n, n if m is None else m, dtype=_float(dtype)), dtype, device, requires_grad
+    )
 
 
-def arange(start, end=None, step=1, requires_grad=False, dtype=None):
-    """Evenly spaced values in [start, end)."""
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """start, start + step, ... below end: int64 when all three are ints, else the default float."""
     if end is None:
         start, end = 0, start
-    array = np.arange(start, end, step)
-    if array.dtype == np.float64:
-        array = array.astype(dtypes.DEFAULT_FLOAT)
-    return _leaf(array, requires_grad, dtype)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    bounds = (start, end, step)
+    integral = all(isinstance(b, (builtins.int, np.integer)) for b in bounds)
+    count = math.ceil((end - start) / step)
+    array = np.arange(count, dtype=np.float64) * step + start
+    return _leaf(
+        array.astype(np.int64 if integral else _float(dtype)), dtype, device, requires_grad
+    )
 
 
-def zeros_like(t, requires_grad=False, dtype=None):
-    """Zeros with t's shape and dtype."""
-    return _leaf(np.zeros_like(t._data), requires_grad, dtype)
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """steps values from start to end, both included, evenly spaced."""
+    if not isinstance(steps, (builtins.int, np.integer)) or steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    np_dtype = _float(dtype)
+    work = np_dtype.type if np_dtype.kind == "f" else np.float64  # torch's arithmetic type
+    start, end = work(start), work(end)
+    step = (end - start) / work(max(steps - 1, 1))
+    # torch counts up from start for the first half and back from end for the second, with one
+    # rounding per value (a fused multiply-add): extended precision then one cast does the same
+    index = np.arange(steps).astype(np.longdouble)
+    start, end, step = np.longdouble(start), np.longdouble(end), np.longdouble(step)
+    array = np.where(index < steps // 2, start + step * index, end - step * (steps - 1 - index))
+    if steps == 1:
+        array = np.array([start])
+    return _leaf(array.astype(np_dtype), dtype, device, requires_grad)
 
 
-def ones_like(t, requires_grad=False, dtype=None):
-    """Ones with t's shape and dtype."""
-    return _leaf(np.ones_like(t._data), requires_grad, dtype)
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps)."""
+    exponents = linspace(start, end, steps, dtype=dtypes.float64)._data
+    return _leaf((base**exponents).astype(_float(dtype)), dtype, device, requires_grad)
 
 
-def randn_like(t, requires_grad=False, dtype=None):
-    """Normal samples with t's shape and dtype."""
-    return _leaf(_rng.standard_normal(t._data.shape).astype(t._data.dtype), requires_grad, dtype)
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **options):
+    """Standard normal samples (torch's numbers for the same seed)."""
+    shape = _size(size, _size_option("randn", options))
+    array = _generator(generator).normal(shape, 0.0, 1.0, _float(dtype))
+    return _leaf(array, dtype, device, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **options):
+    """Uniform samples in [0, 1) (torch's numbers for the same seed)."""
+    shape = _size(size, _size_option("rand", options))
+    array = _generator(generator).uniform(shape, 0.0, 1.0, _float(dtype))
+    return _leaf(array, dtype, device, requires_grad)
+
+
+def randint(
+    *args,
+    low=None,
+    high=None,
+    size=None,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+):
+    """Random integers in [low, high): randint(high, size) or randint(low, high, size)."""
+    args = list(args)
+    if size is None:
+        size = args.pop()
+    if high is None:
+        high = args.pop()
+    low = args.pop() if args else (0 if low is None else low)
+    array = _generator(generator).integers(_size((size,)), builtins.int(low), builtins.int(high))
+    return _leaf(array, dtype, device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0 .. n-1 (torch's for the same seed)."""
+    return _leaf(_generator(generator).permutation(n), dtype, device, requires_grad)
+
+
+def normal(
+    mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+):
+    """Normal samples: numbers mean and std with a size, or tensors of means and/or stds."""
+    gen = _generator(generator)
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() with number mean and std needs a size")
+        array = gen.normal(_size((size,)), mean, std, _float(dtype))
+        return _leaf(array, dtype, device, requires_grad)
+    like = mean if isinstance(mean, Tensor) else std
+    mean_values = mean._data if isinstance(mean, Tensor) else mean
+    std_values = std._data if isinstance(std, Tensor) else std
+    shape = np.broadcast_shapes(np.shape(mean_values), np.shape(std_values))
+    sample = gen.normal(shape, 0.0, 1.0, like._data.dtype) * std_values + mean_values
+    return _leaf(sample.astype(like._data.dtype), dtype, device, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability input (each element a probability), else 0; float uniforms as in torch."""
+    probabilities = input._data if p is None else np.full(input._data.shape, p)
+    u = _generator(generator).uniform(input._data.shape, 0.0, 1.0, input._data.dtype)
+    return _leaf((u < probabilities).astype(input._data.dtype))
+
+
+def _like(make):
+    def like(input, *args, dtype=None, device=None, requires_grad=False, **options):
+        np_dtype = dtypes.to_numpy(dtype) or input._data.dtype
+        array = make(input._data.shape, np_dtype, *args, **options)
+        return _leaf(array, None, device, requires_grad)
+
+    return like
+
+
+zeros_like = _like(lambda shape, d: np.zeros(shape, d))
+zeros_like.__doc__ = "Zeros with input's shape and dtype."
+ones_like = _like(lambda shape, d: np.ones(shape, d))
+ones_like.__doc__ = "Ones with input's shape and dtype."
+empty_like = _like(lambda shape, d: np.zeros(shape, d))
+empty_like.__doc__ = "A tensor with input's shape and dtype (zeros here; uninitialised in torch)."
+full_like = _like(lambda shape, d, fill_value: np.full(shape, fill_value, d))
+full_like.__doc__ = "fill_value everywhere, with input's shape and dtype."
+randn_like = _like(lambda shape, d, generator=None: _generator(generator).normal(shape, 0, 1, d))
+randn_like.__doc__ = "Normal samples with input's shape and dtype."
+rand_like = _like(lambda shape, d, generator=None: _generator(generator).uniform(shape, 0, 1, d))
+rand_like.__doc__ = "Uniform samples in [0, 1) with input's shape and dtype."
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """Random integers in [low, high) with input's shape and dtype."""
+    if high is None:
+        low, high = 0, low
+    array = default_generator.integers(input._data.shape, builtins.int(low), builtins.int(high))
+    return _leaf(
+        array.astype(dtypes.to_numpy(dtype) or input._data.dtype), None, device, requires_grad
+    )
+
+
+def as_tensor(data, dtype=None, device=None):
+    """A tensor sharing data's memory where it can (a numpy array or a tensor), else a copy."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == dtype else data.to(dtype)
+    return Tensor._make(as_array(data, dtypes.to_numpy(dtype)))
+
+
+def from_numpy(ndarray):
+    """A tensor sharing ndarray's memory: changing one changes the other."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dtypes.from_numpy(ndarray.dtype)
+    return Tensor._make(ndarray)

@@ -1,4 +1,7 @@
-"""Data types: thin names over numpy dtypes, printed and compared like PyTorch's."""
+"""Data types: thin names over numpy dtypes, printed and compared like PyTorch's, with torch's
+aliases (`float` is float32, `double` float64, `long` int64, `int` int32, `half` float16)."""
+
+import builtins
 
 import numpy as np
 
@@ -6,27 +9,60 @@ import numpy as np
 class dtype:
     """A tensor element type; `is_floating_point` says whether it can require gradients."""
 
-    __slots__ = ("name", "numpy", "is_floating_point")
+    __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize")
 
-    def __init__(self, name):
+    def __init__(self, name, numpy_name=None):
         self.name = name
-        self.numpy = np.dtype(name)
+        self.numpy = np.dtype(numpy_name or name)
         self.is_floating_point = self.numpy.kind == "f"
+        self.is_signed = self.numpy.kind in "fi"
+        self.itemsize = self.numpy.itemsize
+
+    def to_real(self):
+        """self (mini_autograd has no complex dtypes)."""
+        return self
 
     def __repr__(self):
         return f"mini_autograd.{self.name}"
 
+    def __reduce__(self):
+        return (_by_name, (self.name,))
 
-float16 = dtype("float16")
-float32 = dtype("float32")
-float64 = dtype("float64")
-int32 = dtype("int32")
-int64 = dtype("int64")
+
+float16 = half = dtype("float16")
+float32 = float = dtype("float32")  # noqa: A001 (torch.float)
+float64 = double = dtype("float64")
+int8 = dtype("int8")
+int16 = short = dtype("int16")
+int32 = int = dtype("int32")  # noqa: A001 (torch.int)
+int64 = long = dtype("int64")
+uint8 = dtype("uint8")
 bool_ = dtype("bool")
-bool_.name = "bool"
 
-_BY_NUMPY = {d.numpy: d for d in (float16, float32, float64, int32, int64, bool_)}
-DEFAULT_FLOAT = np.dtype("float32")
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NUMPY = {d.numpy: d for d in ALL}
+_default_float = [float32]
+
+
+def _by_name(name):
+    return next(d for d in ALL if d.name == name)
+
+
+def get_default_dtype():
+    """The dtype that Python floats become (float32 unless set_default_dtype changed it)."""
+    return _default_float[0]
+
+
+def set_default_dtype(d):
+    """Make Python floats (and randn, zeros...) use d, a floating point dtype."""
+    if not isinstance(d, dtype) or d not in (float16, float32, float64):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float[0] = d
+
+
+def default_float():
+    """The numpy dtype of the default float."""
+    return _default_float[0].numpy
 
 
 def from_numpy(np_dtype):
@@ -34,16 +70,25 @@ def from_numpy(np_dtype):
     try:
         return _BY_NUMPY[np_dtype]
     except KeyError:
-        raise TypeError(f"mini_autograd has no dtype for numpy's {np_dtype}") from None
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported "
+            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
 
 
 def to_numpy(d):
-    """The numpy dtype for a mini_autograd dtype, a numpy dtype or a torch dtype."""
+    """The numpy dtype for a mini_autograd dtype, a Python type, a numpy dtype or a torch dtype."""
     if d is None:
         return None
     if isinstance(d, dtype):
         return d.numpy
+    python_types = {builtins.float: float64, builtins.int: int64, builtins.bool: bool_}
+    if d in python_types:
+        return python_types[d].numpy
     name = str(d).replace("torch.", "")
+    known = {a: globals()[a] for a in ("float", "double", "half", "long", "int", "short")}
+    if name in known:
+        return known[name].numpy
     try:
         return np.dtype(name)
     except TypeError:

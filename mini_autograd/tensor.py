@@ -6,6 +6,8 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from .device import CPU
+from .device import check as check_device
 from .node import AccumulateGrad, RemovableHandle
 
 NON_LEAF_GRAD_WARNING = (
@@ -15,6 +17,26 @@ NON_LEAF_GRAD_WARNING = (
     "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
     "github.com/pytorch/pytorch/pull/30531 for more informations."
 )
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as torch.Size does."""
+
+    __slots__ = ()
+
+    def numel(self):
+        """The number of elements a tensor of this shape holds."""
+        count = 1
+        for n in self:
+            count *= n
+        return count
+
+    def __repr__(self):
+        return f"mini_autograd.Size({list(self)})"
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
 
 
 class Tensor:
@@ -81,12 +103,20 @@ class Tensor:
 
     @property
     def shape(self):
-        """The sizes of the dimensions, as a tuple."""
-        return self._data.shape
+        """The sizes of the dimensions, as a Size (a tuple)."""
+        return Size(self._data.shape)
 
     def size(self, dim=None):
         """shape, or the size of one dimension."""
-        return self._data.shape if dim is None else self._data.shape[dim]
+        if dim is None:
+            return Size(self._data.shape)
+        ndim = self._data.ndim
+        if not -max(ndim, 1) <= dim < max(ndim, 1):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                f"{max(ndim, 1) - 1}], but got {dim})"
+            )
+        return self._data.shape[dim] if ndim else 1
 
     @property
     def dtype(self):
@@ -112,8 +142,25 @@ class Tensor:
 
     @property
     def device(self):
-        """Always 'cpu': mini_autograd runs on numpy."""
-        return "cpu"
+        """device(type='cpu'): mini_autograd runs on numpy."""
+        return CPU
+
+    @property
+    def is_cuda(self):
+        """False: mini_autograd tensors live on the CPU."""
+        return False
+
+    def element_size(self):
+        """Bytes per element."""
+        return self._data.itemsize
+
+    def nelement(self):
+        """Number of elements (numel)."""
+        return self._data.size
+
+    def ndimension(self):
+        """Number of dimensions."""
+        return self._data.ndim
 
     @property
     def is_leaf(self):
@@ -255,25 +302,39 @@ class Tensor:
         """The values as nested Python lists."""
         return self._data.tolist()
 
-    def to(self, *args, **kwargs):
-        """Change dtype (devices other than 'cpu' are not available in mini_autograd)."""
-        target = kwargs.get("dtype")
-        for arg in (*args, kwargs.get("device")):
+    def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+        """self in another dtype: to(dtype), to(device), to(device, dtype), to(other_tensor)."""
+        for arg in args:
             if isinstance(arg, dtypes.dtype):
-                target = arg
-            elif arg is not None and str(arg) != "cpu":
-                raise RuntimeError(
-                    f"mini_autograd runs on the CPU only; cannot move a tensor to {arg!r}"
-                )
-        if target is None or target.numpy == self._data.dtype:
-            return self
+                dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype = arg.dtype
+            else:
+                device = arg
+        check_device(device)
+        if dtype is None or dtypes.to_numpy(dtype) == self._data.dtype:
+            return self.clone() if copy else self
         from .ops.elementwise import cast
 
-        return cast(self, target.numpy)
+        return cast(self, dtypes.to_numpy(dtype))
+
+    def type(self, dtype=None):
+        """The type's name ('mini_autograd.FloatTensor'), or self cast to dtype."""
+        if dtype is None:
+            return f"mini_autograd.{_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
+        return self.to(dtype)
+
+    def type_as(self, other):
+        """self cast to other's dtype."""
+        return self.to(other.dtype)
 
     def cpu(self):
         """self (mini_autograd tensors always live on the CPU)."""
         return self
+
+    def cuda(self, device=None, non_blocking=False):
+        """Refused: mini_autograd has no GPU."""
+        check_device("cuda" if device is None else device)
 
     def float(self):
         """Cast to float32."""
@@ -282,6 +343,22 @@ class Tensor:
     def double(self):
         """Cast to float64."""
         return self.to(dtypes.float64)
+
+    def half(self):
+        """Cast to float16."""
+        return self.to(dtypes.float16)
+
+    def long(self):
+        """Cast to int64."""
+        return self.to(dtypes.int64)
+
+    def int(self):
+        """Cast to int32."""
+        return self.to(dtypes.int32)
+
+    def bool(self):
+        """Cast to bool."""
+        return self.to(dtypes.bool_)
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -319,6 +396,24 @@ class Tensor:
         return tensor_repr(self)
 
     __hash__ = object.__hash__
+
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+
+def is_tensor(obj):
+    """True for a mini_autograd Tensor."""
+    return isinstance(obj, Tensor)
 
 
 def _init(t, data, requires_grad, grad_fn):
@@ -370,7 +465,7 @@ def as_array(data, np_dtype=None):
                 f"could not make a tensor from {type(data).__name__}: {error}"
             ) from None
         if array.dtype == np.float64 and np_dtype is None and not isinstance(data, np.generic):
-            array = array.astype(dtypes.DEFAULT_FLOAT)  # Python floats become float32, as in torch
+            array = array.astype(dtypes.default_float())  # Python floats: float32, as in torch
     if array.dtype.kind not in "fib":
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if np_dtype is not None and array.dtype != np_dtype:
@@ -378,8 +473,9 @@ def as_array(data, np_dtype=None):
     return array if array.flags.writeable else array.copy()
 
 
-def tensor(data, requires_grad=False, dtype=None):
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of `data` (lists, scalars, numpy arrays, torch tensors)."""
+    check_device(device)
     t = Tensor(data, requires_grad, dtype)
     if t._data is data or (isinstance(data, Tensor) and t._data is data._data):
         t._data = t._data.copy()
