@@ -8,6 +8,7 @@
 
 import heapq
 import itertools
+import warnings
 
 import numpy as np
 
@@ -35,6 +36,20 @@ class BackwardCall:
 
 
 _call_numbers = itertools.count(1)
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+    "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+    ".grad fields of your parameters to None after use to break the cycle and avoid the leak."
+)
+_warned = set()  # torch gives some warnings once per process
+
+
+def warn_once(message):
+    """A UserWarning the first time only, as torch's TORCH_WARN_ONCE."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -42,6 +57,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors = _as_tuple(tensors)
     grads = _initial_grads(tensors, grad_tensors)
     keep_graph = create_graph if retain_graph is None else retain_graph
+    if create_graph:
+        warn_once(CREATE_GRAPH_CYCLE_WARNING)
     targets = None
     if inputs is not None:
         inputs = _as_tuple(inputs)

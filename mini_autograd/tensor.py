@@ -18,6 +18,13 @@ NON_LEAF_GRAD_WARNING = (
     "github.com/pytorch/pytorch/pull/30531 for more informations."
 )
 
+DETACH_VIEW_ERROR = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+    "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+    "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+    "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+
 
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints as torch.Size does."""
@@ -216,11 +223,14 @@ class Tensor:
     def detach(self):
         """The same data, cut from the graph (shares memory and the version counter)."""
         t = Tensor._make(self._data)
-        t._version_owner = self if self._version_owner is None else self._version_owner
+        owner = self if self._version_owner is None else self._version_owner
+        t._own_version = owner._own_version  # the same counter, but not a view for autograd
         return t
 
     def detach_(self):
         """Cut this tensor from the graph in place; returns self."""
+        if self._version_owner is not None:
+            raise RuntimeError(DETACH_VIEW_ERROR)
         self.grad_fn = None
         self.requires_grad = False
         return self
