@@ -10,6 +10,7 @@ Code written for torch runs with `import mini_autograd as torch`: the names belo
 # ruff: noqa: F401 (this file only re-exports, under torch's names)
 
 from . import accelerator, autograd, backends, cuda, dtypes, nn, optim, random
+from .creation import TENSOR_METHODS as _creation_methods
 from .creation import (
     arange,
     as_tensor,
@@ -20,6 +21,7 @@ from .creation import (
     from_numpy,
     full,
     full_like,
+    get_default_device,
     linspace,
     logspace,
     normal,
@@ -32,6 +34,7 @@ from .creation import (
     randn,
     randn_like,
     randperm,
+    set_default_device,
     zeros,
     zeros_like,
 )
@@ -80,5 +83,7 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 from .tensor import Size, Tensor, is_tensor, tensor
 
 _install_methods(Tensor)
+for _name, _method in _creation_methods.items():
+    setattr(Tensor, _name, _method)
 
 __version__ = "0.1.0"

@@ -258,3 +258,61 @@ def from_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     dtypes.from_numpy(ndarray.dtype)
     return Tensor._make(ndarray)
+
+
+def _new_dtype(self, dtype):
+    return self._data.dtype if dtype is None else dtypes.to_numpy(dtype)
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new leaf tensor of data, in self's dtype unless dtype is given."""
+    array = np.array(as_array(data), dtype=_new_dtype(self, dtype))
+    return _leaf(array, None, device, requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """Zeros of the given size, in self's dtype."""
+    return _leaf(np.zeros(_size(size), _new_dtype(self, dtype)), None, device, requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """Ones of the given size, in self's dtype."""
+    return _leaf(np.ones(_size(size), _new_dtype(self, dtype)), None, device, requires_grad)
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    """fill_value everywhere, in self's dtype."""
+    array = np.full(_size((size,)), fill_value, _new_dtype(self, dtype))
+    return _leaf(array, None, device, requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given size in self's dtype (zeros here)."""
+    return new_zeros(self, *size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new(self, *args):
+    """The legacy constructor: new(data) holds data, new(*size) has that size, in self's dtype."""
+    if len(args) == 1 and not isinstance(args[0], (builtins.int, np.integer, tuple)):
+        return new_tensor(self, args[0])
+    return new_zeros(self, *(args or (0,)))
+
+
+TENSOR_METHODS = {
+    "new": new,
+    "new_tensor": new_tensor,
+    "new_zeros": new_zeros,
+    "new_ones": new_ones,
+    "new_full": new_full,
+    "new_empty": new_empty,
+}
+
+
+def set_default_device(device):
+    """Accepts the CPU only: it is where mini_autograd's tensors always are."""
+    check_device(device)
+
+
+def get_default_device():
+    """device(type='cpu')."""
+    return check_device(None)

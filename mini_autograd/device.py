@@ -26,9 +26,10 @@ class device:
         return f"device(type='{self.type}'{index})"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+        if not isinstance(other, (str, device)) and not hasattr(other, "index"):
+            return NotImplemented
+        other = device(str(other))  # a name, or a torch.device
+        return (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
         return hash((self.type, self.index))

@@ -235,3 +235,33 @@ def test_bad_creation_calls_fail_as_in_torch(call):
     first_line = str(want.value).splitlines()[0]
     if isinstance(want.value, RuntimeError):
         assert str(got.value) == first_line
+
+
+NEW_CALLS = {
+    "new data": lambda x, lib: x.new([1, 2]),
+    "new numpy data": lambda x, lib: x.new(np.arange(3.0)),
+    "new size": lambda x, lib: x.new(2, 3).shape,
+    "new nothing": lambda x, lib: x.new(),
+    "new_tensor": lambda x, lib: x.new_tensor([[1, 2]]),
+    "new_tensor dtype": lambda x, lib: x.new_tensor([1], dtype=lib.int64),
+    "new_zeros": lambda x, lib: x.new_zeros(2, 3),
+    "new_zeros tuple": lambda x, lib: x.new_zeros((2,), requires_grad=True),
+    "new_ones": lambda x, lib: x.new_ones((2,)),
+    "new_full": lambda x, lib: x.new_full((2,), 3),
+    "new_empty": lambda x, lib: x.new_empty(4).shape,
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_CALLS))
+def test_new_tensors_take_the_dtype_of_self(name):
+    def run(lib):
+        return _describe(NEW_CALLS[name](lib.ones(2, dtype=lib.float64, requires_grad=True), lib))
+
+    assert run(ma) == run(torch)
+
+
+def test_the_default_device_is_the_cpu():
+    ma.set_default_device("cpu")
+    assert ma.get_default_device() == torch.get_default_device() == ma.device("cpu")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        ma.set_default_device("cuda")
