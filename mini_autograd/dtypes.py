@@ -42,6 +42,17 @@ bool_ = dtype("bool")
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 _BY_NUMPY = {d.numpy: d for d in ALL}
 _default_float = [float32]
+TENSOR_TYPE_NAMES = {  # the legacy type names: x.type() gives 'torch.FloatTensor'
+    "float16": "HalfTensor",
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int8": "CharTensor",
+    "int16": "ShortTensor",
+    "int32": "IntTensor",
+    "int64": "LongTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
 
 
 def _by_name(name):

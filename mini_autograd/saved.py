@@ -1,5 +1,6 @@
 """Saved tensors: what a node keeps for its backward, checked and freed like PyTorch's SavedVariable."""
 
+from .dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
 from .grad_mode import no_grad
 
 FREED_MESSAGE = (
@@ -8,8 +9,6 @@ FREED_MESSAGE = (
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
 )
-
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor"}
 
 # The active (pack, unpack) pairs of `saved_tensors_hooks`, innermost last.
 _hook_stack = []
@@ -57,6 +56,7 @@ class SavedTensor:
         "_value",
         "_version",
         "_is_output",
+        "_output_nr",
         "_version_box",
         "_unpack",
         "nbytes",
@@ -80,6 +80,7 @@ class SavedTensor:
         if is_output:
             self._value = tensor._data
             self._version_box = version_box
+            self._output_nr = tensor._output_nr  # a custom Function may save any of its outputs
         else:
             self._value = tensor
             self._version_box = None
@@ -98,7 +99,7 @@ class SavedTensor:
         if self._unpack is not None:
             return self._unpack(self._value)
         if self._is_output:
-            unpacked = Tensor._make(self._value, True, node)
+            unpacked = Tensor._make(self._value, True, node, self._output_nr)
             unpacked._own_version = self._version_box
             if self._version_box[0] != self._version:
                 raise version_error(unpacked, self._version, type(node).__name__)

@@ -331,7 +331,7 @@ class Tensor:
     def type(self, dtype=None):
         """The type's name ('mini_autograd.FloatTensor'), or self cast to dtype."""
         if dtype is None:
-            return f"mini_autograd.{_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
+            return f"mini_autograd.{dtypes.TENSOR_TYPE_NAMES[self._data.dtype.name]}"
         return self.to(dtype)
 
     def type_as(self, other):
@@ -406,19 +406,6 @@ class Tensor:
         return tensor_repr(self)
 
     __hash__ = object.__hash__
-
-
-_TYPE_NAMES = {
-    "float32": "FloatTensor",
-    "float64": "DoubleTensor",
-    "float16": "HalfTensor",
-    "int64": "LongTensor",
-    "int32": "IntTensor",
-    "int16": "ShortTensor",
-    "int8": "CharTensor",
-    "uint8": "ByteTensor",
-    "bool": "BoolTensor",
-}
 
 
 def is_tensor(obj):

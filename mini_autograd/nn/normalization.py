@@ -1,0 +1,275 @@
+"""Normalisation layers, each one node as in PyTorch: BatchNorm1d/2d (NativeBatchNormBackward0:
+batch statistics while training, running ones in eval) and LayerNorm (NativeLayerNormBackward0)."""
+
+import numpy as np
+
+from ..grad_mode import is_grad_enabled, no_grad
+from ..node import Node
+from ..ops.recording import record, save, wants_grad
+from ..tensor import Size, Tensor
+from .module import Module
+from .parameter import Parameter
+
+
+def _statistics(x, dims, eps):
+    """mean and 1 / sqrt(var + eps) of x over dims, recorded: under create_graph the second
+    derivatives must see that both depend on x (the saved values are constants)."""
+    mean = x.mean(dims, keepdim=True)
+    return mean, (((x - mean) ** 2).mean(dims, keepdim=True) + eps) ** -0.5
+
+
+def _normalize(g, xhat, invstd, weight, dims, count):
+    """d input of y = xhat * weight + bias, xhat = (x - mean) * invstd with mean and invstd
+    computed from x over dims: invstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * weight."""
+    gw = g if weight is None else g * weight
+    mean_gw = gw.sum(dims, keepdim=True) / count
+    mean_gw_xhat = (gw * xhat).sum(dims, keepdim=True) / count
+    return invstd * (gw - mean_gw - xhat * mean_gw_xhat)
+
+
+class NativeBatchNormBackward0(Node):
+    """y = (x - mean) * invstd * weight + bias, per channel (dim 1). Training: the batch's mean
+    and invstd (saved as result1, result2), so d x has the terms _normalize gives; eval: the
+    running statistics, constants, so d x = g * weight * invstd."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, weight = self.saved("input"), self.saved("weight")
+        dims, shape = self._info
+        if self._saved["training"] and is_grad_enabled():
+            mean, invstd = _statistics(x, dims, self._saved["eps"])
+        elif self._saved["training"]:
+            mean, invstd = self.saved("result1"), self.saved("result2")
+        else:
+            running_var = self.saved("running_var")
+            mean = self.saved("running_mean")
+            invstd = (running_var + self._saved["eps"]) ** -0.5
+        mean, invstd = mean.reshape(shape), invstd.reshape(shape)
+        xhat = (x - mean) * invstd
+        grad_input = None
+        if self.needs_input_grad(0):
+            if self._saved["training"]:
+                count = x._data.size // x._data.shape[1]
+                grad_input = _normalize(g, xhat, invstd, _channel(weight, shape), dims, count)
+            else:
+                grad_input = g * invstd if weight is None else g * _channel(weight, shape) * invstd
+        grad_weight = (g * xhat).sum(dims) if self.needs_input_grad(1) else None
+        grad_bias = g.sum(dims) if self.needs_input_grad(2) else None
+        return grad_input, grad_weight, grad_bias
+
+
+def _channel(weight, shape):
+    return None if weight is None else weight.reshape(shape)
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-05,
+):
+    """(x - mean) / sqrt(var + eps) * weight + bias per channel; training uses the batch's mean
+    and biased var and moves the running ones: running = (1 - momentum) * running + momentum * batch
+    (with the unbiased var)."""
+    x = input._data
+    dims = (0, *range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if training:
+        count = x.size // x.shape[1]
+        if count == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {Size(x.shape)}"
+            )
+        mean = x.mean(axis=dims)
+        var = x.var(axis=dims)
+        invstd = 1 / np.sqrt(var + eps)
+        if running_mean is not None:
+            _move(running_mean, mean, momentum)
+            _move(running_var, var * count / (count - 1), momentum)
+    else:
+        mean, invstd = running_mean._data, 1 / np.sqrt(running_var._data + eps)
+    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if weight is not None:
+        out = out * weight._data.reshape(shape)
+    if bias is not None:
+        out = out + bias._data.reshape(shape)
+    out = out.astype(x.dtype, copy=False)
+    if not wants_grad(*(t for t in (input, weight, bias) if t is not None)):
+        return Tensor._make(out)
+    empty = np.zeros(0, x.dtype)
+    saved = {
+        "input": save(input),
+        "weight": None if weight is None else save(weight),
+        "running_mean": None if running_mean is None else save(running_mean),
+        "running_var": None if running_var is None else save(running_var),
+        "result1": save(Tensor._make(mean.astype(x.dtype) if training else empty)),
+        "result2": save(Tensor._make(invstd.astype(x.dtype) if training else empty)),
+        "eps": eps,
+        "training": training,
+    }
+    return record(NativeBatchNormBackward0, out, (input, weight, bias), saved, info=(dims, shape))
+
+
+def _move(running, batch_value, momentum):
+    """running = (1 - momentum) * running + momentum * batch_value, in place (a new version)."""
+    running._data[...] = (1 - momentum) * running._data + momentum * batch_value
+    running._bump_version()
+
+
+class _BatchNorm(Module):
+    """Normalise each channel by the batch's statistics while training, running ones in eval."""
+
+    dims = ()
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-05,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        np_dtype = np.float32 if dtype is None else np.dtype(str(dtype).split(".")[-1])
+        self.weight = Parameter(np.ones(num_features, np_dtype)) if affine else None
+        self.bias = Parameter(np.zeros(num_features, np_dtype)) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", Tensor._make(np.zeros(num_features, np_dtype)))
+            self.register_buffer("running_var", Tensor._make(np.ones(num_features, np_dtype)))
+            self.register_buffer("num_batches_tracked", Tensor._make(np.array(0, np.int64)))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, input):
+        """batch_norm with this layer's parameters and running statistics."""
+        if input.dim() not in self.dims:
+            expected = " or ".join(f"{d}D" for d in self.dims)
+            raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked._data[...] += 1
+            if self.momentum is None:  # a cumulative average
+                momentum = 1.0 / float(self.num_batches_tracked.item())
+        use_batch = self.training or self.running_mean is None
+        tracked = not self.training or self.track_running_stats
+        return batch_norm(
+            input,
+            self.running_mean if tracked else None,
+            self.running_var if tracked else None,
+            self.weight,
+            self.bias,
+            use_batch,
+            momentum,
+            self.eps,
+        )
+
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs, per channel C."""
+
+    dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs, per channel C."""
+
+    dims = (4,)
+
+
+class NativeLayerNormBackward0(Node):
+    """y = (x - mean) * rstd * weight + bias over the last dims; the batch statistics are saved
+    as result1 (mean) and result2 (rstd)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, weight = self.saved("input"), self.saved("weight")
+        normalized = len(self._saved["normalized_shape"])
+        dims = tuple(range(x.ndim - normalized, x.ndim))
+        if is_grad_enabled():
+            mean, rstd = _statistics(x, dims, self._info)
+        else:
+            mean, rstd = self.saved("result1"), self.saved("result2")
+        xhat = (x - mean) * rstd
+        grad_input = None
+        if self.needs_input_grad(0):
+            count = int(np.prod(self._saved["normalized_shape"]))
+            grad_input = _normalize(g, xhat, rstd, weight, dims, count)
+        batch = tuple(range(x.ndim - normalized))
+        grad_weight = (g * xhat).sum(batch) if self.needs_input_grad(1) else None
+        grad_bias = g.sum(batch) if self.needs_input_grad(2) else None
+        return grad_input, grad_weight, grad_bias
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """(x - mean) / sqrt(var + eps) * weight + bias, the statistics over the last dims."""
+    normalized_shape = tuple(normalized_shape)
+    x = input._data
+    if x.shape[x.ndim - len(normalized_shape) :] != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(x.shape)}"
+        )
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    mean = x.mean(axis=dims, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(axis=dims, keepdims=True) + eps)
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * weight._data
+    if bias is not None:
+        out = out + bias._data
+    out = out.astype(x.dtype, copy=False)
+    if not wants_grad(*(t for t in (input, weight, bias) if t is not None)):
+        return Tensor._make(out)
+    saved = {
+        "input": save(input),
+        "normalized_shape": normalized_shape,
+        "weight": None if weight is None else save(weight),
+        "bias": None if bias is None else save(bias),
+        "result1": save(Tensor._make(mean.astype(x.dtype))),
+        "result2": save(Tensor._make(rstd.astype(x.dtype))),
+    }
+    return record(NativeLayerNormBackward0, out, (input, weight, bias), saved, info=eps)
+
+
+class LayerNorm(Module):
+    """Normalise over the last dims (normalized_shape), with an elementwise weight and bias."""
+
+    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.elementwise_affine = elementwise_affine
+        ones, zeros = (
+            np.ones(self.normalized_shape, np.float32),
+            np.zeros(self.normalized_shape, np.float32),
+        )
+        self.weight = Parameter(ones) if elementwise_affine else None
+        self.bias = Parameter(zeros) if elementwise_affine and bias else None
+
+    def forward(self, input):
+        """layer_norm with this layer's weight and bias."""
+        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+            f"bias={self.bias is not None}"
+        )
