@@ -80,6 +80,11 @@ class Node:
             if saved is not None and name in saved:
                 value = self.saved(name)
                 return value if name in _SCALARS else _as_pytorch_shows_it(value)
+        if attr.startswith("_raw_saved_"):  # the SavedTensor itself, e.g. to register_hooks
+            saved = object.__getattribute__(self, "_saved")
+            value = (saved or {}).get(attr[11:])
+            if type(value) is SavedTensor or (type(value) is tuple and value):
+                return value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):

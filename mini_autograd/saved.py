@@ -44,6 +44,18 @@ def version_error(tensor, saved_version, producer_name):
     )
 
 
+REGISTER_TWICE = (
+    "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one "
+    "pair of hooks is allowed at a time."
+)
+REGISTER_AFTER_FREE = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
+    "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need to "
+    "access saved variables after calling backward."
+)
+
+
 class SavedTensor:
     """One saved tensor: the value (or what a pack hook made of it), its version stamp, and freeing.
 
@@ -85,17 +97,35 @@ class SavedTensor:
             self._value = tensor
             self._version_box = None
 
+    def register_hooks(self, pack_hook, unpack_hook):
+        """From now on keep pack_hook(tensor) instead, and read it back with unpack_hook."""
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks(): incompatible function arguments: two callables")
+        if self.freed_by is not None:
+            raise RuntimeError(REGISTER_AFTER_FREE)
+        if self._unpack is not None:
+            raise RuntimeError(REGISTER_TWICE)
+        tensor = self._value
+        if self._is_output:
+            tensor = Tensor._make(self._value)
+            tensor._own_version = self._version_box
+        with no_grad():
+            self._value = pack_hook(tensor)
+        self._unpack, self._version_box = unpack_hook, None
+
     @property
     def is_freed(self):
         """True once backward has released this value."""
         return self.freed_by is not None
 
-    def unpack(self, node):
+    def unpack(self, node=None):
         """The saved tensor, after checking it was neither freed nor modified in place."""
         if self.freed_by is not None:
             from . import diagnose
 
-            raise RuntimeError(diagnose.explain_freed(node, self))
+            raise RuntimeError(
+                FREED_MESSAGE if node is None else diagnose.explain_freed(node, self)
+            )
         if self._unpack is not None:
             return self._unpack(self._value)
         if self._is_output:
