@@ -80,10 +80,12 @@ from .ops.shape import (
 )
 from .ops.softmax import log_softmax, softmax
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .sampling import TENSOR_METHODS as _sampling_methods
+from .sampling import multinomial
 from .tensor import Size, Tensor, is_tensor, tensor
 
 _install_methods(Tensor)
-for _name, _method in _creation_methods.items():
+for _name, _method in {**_creation_methods, **_sampling_methods}.items():
     setattr(Tensor, _name, _method)
 
 __version__ = "0.1.0"
