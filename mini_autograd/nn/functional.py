@@ -1,14 +1,37 @@
-"""Functions that layers and losses are made of: linear, mse_loss, cross_entropy, nll_loss."""
+"""Functions that layers and losses are made of, as in torch.nn.functional.
+
+linear, dropout, embedding, softmax, log_softmax, relu, leaky_relu, tanh, sigmoid; the losses mse_loss,
+l1_loss, nll_loss, cross_entropy, binary_cross_entropy, binary_cross_entropy_with_logits. A loss
+that PyTorch computes in one kernel is one recorded node here too (MseLossBackward0,
+NllLossBackward0, BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0); l1_loss,
+cross_entropy and dropout are made of other operations, as in PyTorch.
+"""
+
+import warnings
 
 import numpy as np
 
 from ..node import Node
 from ..ops import linalg
+from ..ops import softmax as _softmax
+from ..ops.arithmetic import broadcast_error
+from ..ops.elementwise import leaky_relu, relu, sigmoid, tanh  # noqa: F401 (F.relu..., as in torch)
 from ..ops.recording import record, save, wants_grad
-from ..ops.softmax import log_softmax, softmax  # noqa: F401 (F.softmax, as in torch)
+from ..random import default_generator
 from ..tensor import Tensor
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+_SCALAR_TYPES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 
 def linear(input, weight, bias=None):
@@ -22,10 +45,145 @@ def linear(input, weight, bias=None):
     return out.view(*input.shape[:-1], weight.shape[0])
 
 
+def _softmax_dim(name, ndim):
+    """The dim PyTorch picks when none is given (a deprecated legacy rule, with its warning)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None):
+    """exp(input) / sum(exp(input)) along dim."""
+    return _softmax.softmax(input, _softmax_dim("softmax", input.ndim) if dim is None else dim)
+
+
+def log_softmax(input, dim=None):
+    """input - log(sum(exp(input))) along dim."""
+    d = _softmax_dim("log_softmax", input.ndim) if dim is None else dim
+    return _softmax.log_softmax(input, d)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """input * mask / (1 - p), mask[i] = 1 with probability 1 - p (in training; else input itself)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    dtype = input._data.dtype
+    if p == 1:
+        noise = Tensor._make(np.zeros((), dtype))
+    else:  # as PyTorch on the CPU: a Bernoulli(1 - p) mask divided by 1 - p, then one multiplication
+        keep = default_generator.bernoulli(input.shape, 1 - p, dtype)
+        noise = Tensor._make(keep / dtype.type(1 - p))
+    return input.mul_(noise) if inplace else input * noise
+
+
+# --- embedding --------------------------------------------------------------------------------
+def _padding_index(padding_idx, num_embeddings):
+    """padding_idx as a row number (negative counts from the end), checked as PyTorch checks it."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx % num_embeddings
+
+
+class EmbeddingBackward0(Node):
+    """out = weight[indices]:  d weight = zeros with each row of g added at its index."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        n, padding = self._saved["weight_sym_argsize_0"], self._saved["padding_idx"]
+        return (embedding_dense_backward(g, self.saved("indices"), n, padding),)
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """out = zeros with g's rows added at indices:  d g = out_grad[indices] (0 at padding_idx)."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        indices, padding = self.saved("indices"), self._saved["padding_idx"]
+        rows = embedding(indices, gg)
+        if padding < 0:
+            return (rows,)
+        not_padding = (indices._data != padding)[..., None].astype(gg._data.dtype)
+        return (rows * Tensor._make(not_padding),)
+
+
+def embedding_dense_backward(g, indices, num_weights, padding_idx):
+    """Embedding's backward: zeros(num_weights, dim), each row of g added at its index (not at padding_idx)."""
+    index = indices._data.reshape(-1)
+    rows = g._data.reshape(-1, g.shape[-1])
+    keep = index != padding_idx
+    data = np.zeros((num_weights, g.shape[-1]), g._data.dtype)
+    np.add.at(data, index[keep], rows[keep])
+    if not wants_grad(g):
+        return Tensor._make(data)
+    saved = {"indices": save(indices), "padding_idx": padding_idx}
+    return record(EmbeddingDenseBackwardBackward0, data, (g,), saved)
+
+
+def embedding(input, weight, padding_idx=None):
+    """weight[input]: row input[i] of the table for every index (padding_idx's row gets no gradient)."""
+    n = weight.shape[0]
+    padding = _padding_index(padding_idx, n)
+    index = input._data
+    if index.dtype.kind not in "iu" or index.dtype.itemsize < 4 or index.dtype == np.uint32:
+        kind = _SCALAR_TYPES.get(index.dtype.name, "")
+        tensor_type = "Tensor" if index.dtype.kind == "b" else f"{kind}Tensor"
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got torch.{tensor_type} instead (while checking arguments for embedding)"
+        )
+    if np.any((index < 0) | (index >= n)):
+        raise IndexError("index out of range in self")
+    data = weight._data[index]
+    if not wants_grad(weight):
+        return Tensor._make(data)
+    saved = {
+        "indices": save(input),
+        "padding_idx": -1 if padding is None else padding,
+        "scale_grad_by_freq": False,
+        "sparse": False,
+        "weight_sym_argsize_0": n,
+    }
+    return record(EmbeddingBackward0, data, (weight,), saved)
+
+
+# --- losses -----------------------------------------------------------------------------------
 def _reduction(name):
     if name not in _REDUCTIONS:
         raise ValueError(f"{name} is not a valid value for reduction")
     return _REDUCTIONS[name]
+
+
+def _reduce(losses, code):
+    """The elementwise losses as they are (none), their mean, or their sum."""
+    if code == 0:
+        return losses
+    return np.asarray(losses.mean() if code == 1 else losses.sum(), dtype=losses.dtype)
+
+
+def _broadcast(input, target):
+    """PyTorch's warning for a target of another shape, then both expanded to a common shape."""
+    if input.shape == target.shape:
+        return input, target
+    warnings.warn(
+        f"Using a target size (torch.Size({list(target.shape)})) that is different to the input "
+        f"size (torch.Size({list(input.shape)})). This will likely lead to incorrect results due "
+        "to broadcasting. Please ensure they have the same size.",
+        stacklevel=3,
+    )
+    try:
+        shape = np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise broadcast_error(input, target) from None
+    return tuple(t if t.shape == shape else t.expand(*shape) for t in (input, target))
 
 
 class MseLossBackward0(Node):
@@ -43,62 +201,108 @@ class MseLossBackward0(Node):
         )
 
 
-def mse_loss(input, target, reduction="mean"):
-    """Mean (or sum, or none) of the squared differences."""
-    if input.shape != target.shape:
-        raise ValueError(
-            f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} "
-            "differ; mini_autograd does not broadcast losses (PyTorch warns and broadcasts)"
-        )
+def mse_loss(input, target, *, reduction="mean"):
+    """mean((input - target)**2) (or the sum, or none: each squared difference)."""
+    input, target = _broadcast(input, target)
     code = _reduction(reduction)
-    squared = (input._data - target._data) ** 2
-    data = squared if code == 0 else np.asarray(squared.mean() if code == 1 else squared.sum())
+    data = _reduce((input._data - target._data) ** 2, code)
     if not wants_grad(input, target):
         return Tensor._make(data)
     saved = {"reduction": code, "self": save(input), "target": save(target)}
     return record(MseLossBackward0, data, (input, target), saved)
 
 
+def l1_loss(input, target, *, reduction="mean"):
+    """mean(|input - target|) (or the sum, or none), recorded as PyTorch does: sub, abs, mean."""
+    input, target = _broadcast(input, target)
+    code = _reduction(reduction)
+    losses = (input - target).abs()
+    return losses if code == 0 else losses.mean() if code == 1 else losses.sum()
+
+
 class NllLossBackward0(Node):
-    """out = -mean(self[i, target[i]]):  d self = -g / total_weight at each (i, target[i]), 0 elsewhere."""
+    """out = -sum_i w[t_i] * self[i, t_i] / total_weight:  d self[i, t_i] = -g * w[t_i] / total_weight."""
 
     __slots__ = ()
 
     def apply(self, g):
-        log_probs, target = self.saved("self"), self.saved("target")._data
-        picked = np.zeros(log_probs.shape, dtype=log_probs._data.dtype)
-        rows = np.arange(target.shape[0])
-        keep = target != self._saved["ignore_index"]
-        picked[rows[keep], target[keep]] = -1.0
-        if self._saved["reduction"] == 1:
-            picked /= self.saved("total_weight")._data
-        if self._saved["reduction"] == 0:
+        log_probs, code = self.saved("self"), self._saved["reduction"]
+        rows, labels, w = _nll_rows(
+            self.saved("target"),
+            self.saved("weight"),
+            self._saved["ignore_index"],
+            log_probs._data.dtype,
+        )
+        if code == 1:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                w = np.where(w != 0, w / self.saved("total_weight")._data, 0).astype(w.dtype)
+        picked = np.zeros((rows.size, log_probs.shape[-1]), w.dtype)
+        picked[rows, labels] = -w
+        if code == 0 and g.ndim == 1:
             g = g.unsqueeze(1)
-        return (g * Tensor._make(picked),)
+        return (g * Tensor._make(picked.reshape(log_probs.shape)),)
 
 
-def nll_loss(input, target, reduction="mean", ignore_index=-100):
-    """Negative log-likelihood of the target classes, given log-probabilities (N, C)."""
-    code = _reduction(reduction)
-    if input.ndim != 2 or target.ndim != 1 or target.shape[0] != input.shape[0]:
+def _nll_rows(target, weight, ignore_index, dtype):
+    """(rows, labels, w): each row's target class and its weight w[t_i] (0 where it is ignored)."""
+    labels = target._data.reshape(-1)
+    keep = labels != ignore_index
+    safe = np.where(keep, labels, 0)
+    w = np.where(keep, 1 if weight is None else weight._data[safe], 0).astype(dtype)
+    return np.arange(labels.size), safe, w
+
+
+def _check_nll(input, target, weight, ignore_index):
+    """PyTorch's checks of nll_loss's arguments, in its order, with its messages."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and target.ndim != 0 and input.shape[0] != target.shape[0]:
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0] if target.ndim else 0}); input must be (N, C) and target (N,)"
+            f"({target.shape[0]})."
+        )
+    if input.ndim > 2:
+        raise ValueError(
+            f"mini_autograd's nll_loss takes input (N, C) or (C,), got {input.ndim} dimensions; "
+            "reshape it to (N, C) (and the target to (N,)) first"
+        )
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim != target.ndim + 1:
+        raise RuntimeError(
+            f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})"
+        )
+    classes = input.shape[-1]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}"
         )
     labels = target._data
-    if labels.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
-    keep = labels != ignore_index
-    if np.any((labels[keep] < 0) | (labels[keep] >= input.shape[1])):
-        raise IndexError(f"Target {labels[keep].max()} is out of bounds.")
-    picked = np.where(keep, -input._data[np.arange(labels.shape[0]), np.where(keep, labels, 0)], 0)
-    total_weight = np.asarray(keep.sum(), dtype=input._data.dtype)
+    if labels.dtype not in (np.int64, np.uint8):
+        kind = _SCALAR_TYPES.get(labels.dtype.name, labels.dtype.name)
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {kind}")
+    bad = labels[(labels != ignore_index) & ((labels < 0) | (labels >= classes))]
+    if bad.size:
+        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
+
+
+def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+    """-mean_i w[t_i] * input[i, t_i] (weighted by w[t_i]), given log-probabilities (N, C) or (C,)."""
+    code = _reduction(reduction)
+    _check_nll(input, target, weight, ignore_index)
+    dtype = input._data.dtype
+    rows, labels, w = _nll_rows(target, weight, ignore_index, dtype)
+    picked = input._data.reshape(-1, input.shape[-1])[rows, labels]
+    losses = np.where(w != 0, -w * picked, 0).astype(dtype)
+    total_weight = np.asarray(0 if code == 0 else w.sum(), dtype)
     if code == 0:
-        data = picked.astype(input._data.dtype)
+        data = losses.reshape(target.shape)
     elif code == 1:
-        data = np.asarray(picked.sum() / total_weight, dtype=input._data.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = np.asarray(losses.sum() / total_weight, dtype)
     else:
-        data = np.asarray(picked.sum(), dtype=input._data.dtype)
+        data = np.asarray(losses.sum(), dtype)
     if not wants_grad(input):
         return Tensor._make(data)
     saved = {
@@ -107,11 +311,127 @@ def nll_loss(input, target, reduction="mean", ignore_index=-100):
         "self": save(input),
         "target": save(target),
         "total_weight": save(Tensor._make(total_weight)),
-        "weight": None,
+        "weight": save(weight),
     }
     return record(NllLossBackward0, data, (input,), saved)
 
 
-def cross_entropy(input, target, reduction="mean", ignore_index=-100):
-    """nll_loss(log_softmax(input, 1), target): the classification loss on raw scores (N, C)."""
-    return nll_loss(log_softmax(input, 1), target, reduction, ignore_index)
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+    """nll_loss(log_softmax(input, class dim), target): the classification loss on raw scores."""
+    log_probs = _softmax.log_softmax(input, 0 if input.ndim == 1 else 1)
+    return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def _per_element(grad, g, node):
+    """grad (of one loss element) times g, weighted by the saved weight and divided by N for a mean."""
+    weight = node.saved("weight")
+    if weight is not None:
+        grad = grad * weight
+    if node._saved["reduction"] == 1:
+        grad = grad / grad.numel()
+    return g * grad
+
+
+_EPSILON = 1e-12  # PyTorch's floor for self * (1 - self) in the gradient
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """out = -w * (t log(self) + (1 - t) log(1 - self)):  d self = g w (self - t) / max(self (1 - self), 1e-12),
+    d t = g w (log(1 - self) - log(self))."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, t = self.saved("self"), self.saved("target")
+        grad_x = grad_t = None
+        if self.needs_input_grad(0):
+            at_least_eps = ((1 - x) * x - _EPSILON).relu() + _EPSILON  # max(self (1 - self), eps)
+            grad_x = _per_element((x - t) / at_least_eps, g, self)
+        if self.needs_input_grad(1):
+            grad_t = _per_element((1 - x).log() - x.log(), g, self)
+        return grad_x, grad_t
+
+
+def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
+    """mean(-w * (target * log(input) + (1 - target) * log(1 - input))), each log at least -100."""
+    code = _reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size (torch.Size({list(target.shape)})) that is different to the input "
+            f"size (torch.Size({list(input.shape)})) is deprecated. Please ensure they have the same size."
+        )
+    if weight is not None:
+        weight = weight.expand(*input.shape)
+    x, t = input._data, target._data
+    if t.dtype != x.dtype:
+        raise RuntimeError(
+            f"Found dtype {_SCALAR_TYPES[t.dtype.name]} but expected {_SCALAR_TYPES[x.dtype.name]}"
+        )
+    if not np.all((x >= 0) & (x <= 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        losses = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
+    if weight is not None:
+        losses = losses * weight._data
+    data = _reduce(losses, code)
+    if not wants_grad(input, target):
+        return Tensor._make(data)
+    saved = {"reduction": code, "self": save(input), "target": save(target), "weight": save(weight)}
+    return record(BinaryCrossEntropyBackward0, data, (input, target), saved)
+
+
+def _log_sigmoid(x):
+    """log(sigmoid(x)) = -(max(-x, 0) + log(1 + exp(-|x|))), in Tensor operations that never overflow."""
+    return -((-x).relu() + ((-x.abs()).exp() + 1).log())
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """out = w * ((1 - t) self - (1 + (pw - 1) t) log(sigmoid(self))):
+    d self = g w ((pw t + 1 - t) sigmoid(self) - pw t),  d t = g w (-self - (pw - 1) log(sigmoid(self)))."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, t, pos_weight = self.saved("self"), self.saved("target"), self.saved("pos_weight")
+        grad_x = grad_t = None
+        if self.needs_input_grad(0):
+            if pos_weight is None:
+                grad_x = x.sigmoid() - t
+            else:
+                weighted = pos_weight * t
+                grad_x = (weighted + 1 - t) * x.sigmoid() - weighted
+            grad_x = _per_element(grad_x, g, self)
+        if self.needs_input_grad(1):
+            grad_t = -x if pos_weight is None else -x - (pos_weight - 1) * _log_sigmoid(x)
+            grad_t = _per_element(grad_t, g, self)
+        return grad_x, grad_t
+
+
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, *, reduction="mean", pos_weight=None
+):
+    """binary_cross_entropy(sigmoid(input), target) in one stable step; pos_weight weighs the positives."""
+    code = _reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size (torch.Size({list(target.shape)})) must be the same as input size "
+            f"(torch.Size({list(input.shape)}))"
+        )
+    x, t = input._data, target._data
+    log_sigmoid = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    if pos_weight is not None:
+        log_sigmoid = log_sigmoid * ((pos_weight._data - 1) * t + 1)
+    losses = (1 - t) * x - log_sigmoid
+    if weight is not None:
+        losses = losses * weight._data
+    data = _reduce(losses, code)
+    if not wants_grad(input, target):
+        return Tensor._make(data)
+    saved = {
+        "pos_weight": save(pos_weight),
+        "reduction": code,
+        "self": save(input),
+        "target": save(target),
+        "weight": save(weight),
+    }
+    return record(BinaryCrossEntropyWithLogitsBackward0, data, (input, target), saved)

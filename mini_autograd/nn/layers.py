@@ -8,6 +8,7 @@ from .. import creation
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.rnn import lstm_layer
 from ..ops.shape import stack
+from ..random import default_generator
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
@@ -15,7 +16,7 @@ from .parameter import Parameter
 
 def _uniform(shape, bound):
     """A parameter drawn uniformly from [-bound, bound] (PyTorch's default ranges)."""
-    return Parameter(creation._rng.uniform(-bound, bound, shape).astype(np.float32))
+    return Parameter(default_generator.uniform(shape, -bound, bound, np.float32))
 
 
 class Linear(Module):
@@ -244,3 +245,46 @@ class LSTM(_Recurrent):
         if unbatched:
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
         return self._output(x, unbatched), (h_n, c_n)
+
+
+class Identity(Module):
+    """y = x (a placeholder: it accepts and ignores any arguments)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        """input itself."""
+        return input
+
+
+class Flatten(Module):
+    """Merge dims start_dim..end_dim into one: (N, C, H, W) -> (N, C*H*W) by default."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        """input.flatten(start_dim, end_dim)."""
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Dropout(Module):
+    """In training: zero each element with probability p and scale the rest by 1 / (1 - p); in eval: y = x."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        """dropout(input, p, training)."""
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"

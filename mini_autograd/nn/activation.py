@@ -1,0 +1,73 @@
+"""Activation layers, as in torch.nn: each one applies its function from nn.functional."""
+
+from . import functional as F
+from .module import Module
+
+
+class ReLU(Module):
+    """max(x, 0)."""
+
+    def forward(self, input):
+        """max(input, 0)."""
+        return F.relu(input)
+
+
+class LeakyReLU(Module):
+    """x if x > 0 else negative_slope * x."""
+
+    def __init__(self, negative_slope=0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, input):
+        """leaky_relu(input, negative_slope)."""
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class Tanh(Module):
+    """tanh(x)."""
+
+    def forward(self, input):
+        """tanh(input)."""
+        return F.tanh(input)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x))."""
+
+    def forward(self, input):
+        """1 / (1 + exp(-input))."""
+        return F.sigmoid(input)
+
+
+class Softmax(Module):
+    """exp(x) / sum(exp(x)) along dim."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        """softmax(input, dim)."""
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """x - log(sum(exp(x))) along dim."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        """log_softmax(input, dim)."""
+        return F.log_softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"

@@ -1,0 +1,95 @@
+"""Loss layers, as in torch.nn: each one calls its function from nn.functional with its settings.
+
+`weight` and `pos_weight` are buffers, as in PyTorch: in state_dict when given, moved by .to().
+"""
+
+from . import functional as F
+from .module import Module
+
+
+class _Loss(Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+
+class MSELoss(_Loss):
+    """mean((input - target)**2)."""
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """mse_loss(input, target)."""
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """mean(|input - target|)."""
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """l1_loss(input, target)."""
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_WeightedLoss):
+    """-mean_i w[t_i] * input[i, t_i], on log-probabilities."""
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+        super().__init__(weight, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        """nll_loss(input, target)."""
+        return F.nll_loss(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """nll_loss(log_softmax(input, 1), target), on raw scores."""
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+        super().__init__(weight, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        """cross_entropy(input, target)."""
+        return F.cross_entropy(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
+
+
+class BCELoss(_WeightedLoss):
+    """mean(-w * (target * log(input) + (1 - target) * log(1 - input))), on probabilities."""
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(weight, reduction)
+
+    def forward(self, input, target):
+        """binary_cross_entropy(input, target)."""
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """BCELoss on sigmoid(input), computed in one stable step; pos_weight weighs the positives."""
+
+    def __init__(self, weight=None, *, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        """binary_cross_entropy_with_logits(input, target)."""
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
