@@ -4,10 +4,46 @@ import math
 
 import numpy as np
 
-LINEWIDTH = 80
-THRESHOLD = 1000
-EDGEITEMS = 3
-PRECISION = 4
+from . import dtypes
+
+
+class _PrintOptions:
+    """torch's print options, changed with set_printoptions."""
+
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None
+
+
+OPTIONS = _PrintOptions()
+_PROFILES = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80},
+}
+
+
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+):
+    """How tensors print: digits after the point, when to summarise with ..., line width."""
+    if profile is not None:
+        for name, value in _PROFILES[profile].items():
+            setattr(OPTIONS, name, value)
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems}
+    given["linewidth"] = linewidth
+    for name, value in given.items():
+        if value is not None:
+            setattr(OPTIONS, name, value)
+    OPTIONS.sci_mode = sci_mode
+
+
+def get_printoptions():
+    """The current print options, as a dict."""
+    names = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+    return {name: getattr(OPTIONS, name) for name in names}
 
 
 class _Formatter:
@@ -23,7 +59,9 @@ class _Formatter:
         finite = values[np.isfinite(values)]
         nonzero = np.abs(finite[finite != 0]).astype(np.float64)
         self.int_mode = bool(np.all(np.ceil(finite) == finite))
-        if nonzero.size:
+        if nonzero.size and OPTIONS.sci_mode is not None:
+            self.sci_mode = OPTIONS.sci_mode
+        elif nonzero.size:
             high, low = nonzero.max(), nonzero.min()
             if self.int_mode:
                 self.sci_mode = high / low > 1000.0 or high > 1.0e8
@@ -37,10 +75,10 @@ class _Formatter:
         if math.isnan(v) or math.isinf(v):
             return str(v).replace("inf", "inf")
         if self.sci_mode:
-            return f"{v:.{PRECISION}e}"
+            return f"{v:.{OPTIONS.precision}e}"
         if self.int_mode:
             return f"{v:.0f}."
-        return f"{v:.{PRECISION}f}"
+        return f"{v:.{OPTIONS.precision}f}"
 
     def format(self, v):
         """One element, right-aligned to the common width."""
@@ -48,19 +86,22 @@ class _Formatter:
 
 
 def _summarized(values):
-    return values.size > THRESHOLD
+    return values.size > OPTIONS.threshold
 
 
 def _edge_values(array, summarize):
     if not summarize or array.ndim == 0:
         return array.reshape(-1)
     if array.ndim == 1:
-        if array.shape[0] > 2 * EDGEITEMS:
-            return np.concatenate([array[:EDGEITEMS], array[-EDGEITEMS:]])
+        if array.shape[0] > 2 * OPTIONS.edgeitems:
+            return np.concatenate([array[: OPTIONS.edgeitems], array[-OPTIONS.edgeitems :]])
         return array
     parts = range(array.shape[0])
-    if array.shape[0] > 2 * EDGEITEMS:
-        parts = [*range(EDGEITEMS), *range(array.shape[0] - EDGEITEMS, array.shape[0])]
+    if array.shape[0] > 2 * OPTIONS.edgeitems:
+        parts = [
+            *range(OPTIONS.edgeitems),
+            *range(array.shape[0] - OPTIONS.edgeitems, array.shape[0]),
+        ]
     return np.concatenate([_edge_values(array[i], summarize) for i in parts])
 
 
@@ -69,14 +110,18 @@ def _format_array(array, fmt, indent, summarize):
         return fmt.format(array.item())
     if array.ndim == 1:
         items = [fmt.format(v) for v in array.tolist()]
-        if summarize and len(items) > 2 * EDGEITEMS:
-            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
-        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        if summarize and len(items) > 2 * OPTIONS.edgeitems:
+            items = items[: OPTIONS.edgeitems] + [" ..."] + items[-OPTIONS.edgeitems :]
+        per_line = max(1, (OPTIONS.linewidth - indent) // (fmt.width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     rows = range(array.shape[0])
-    if summarize and array.shape[0] > 2 * EDGEITEMS:
-        rows = [*range(EDGEITEMS), None, *range(array.shape[0] - EDGEITEMS, array.shape[0])]
+    if summarize and array.shape[0] > 2 * OPTIONS.edgeitems:
+        rows = [
+            *range(OPTIONS.edgeitems),
+            None,
+            *range(array.shape[0] - OPTIONS.edgeitems, array.shape[0]),
+        ]
     parts = [
         "..." if i is None else _format_array(array[i], fmt, indent + 1, summarize) for i in rows
     ]
@@ -97,10 +142,26 @@ def tensor_repr(t):
         summarize = _summarized(array)
         fmt = _Formatter(_edge_values(array, summarize))
         body = _format_array(array, fmt, len(prefix), summarize)
-    if array.dtype.name not in ("float32", "int64", "bool"):
+    default_float = dtypes.get_default_dtype().name
+    # the values show an integer or bool dtype, but an empty tensor has no values to show it
+    implied = (default_float, "int64", "bool") if array.size else (default_float,)
+    if array.dtype.name not in implied:
         suffixes.append(f"dtype={t.dtype!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + ", ".join([body, *suffixes]) + ")"
+    return _add_suffixes(prefix + body, suffixes, len(prefix)) + ")"
+
+
+def _add_suffixes(text, suffixes, indent):
+    """text, then each suffix after ', ', or on a line of its own when it would not fit."""
+    parts, last_line = [text], len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > OPTIONS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line += len(suffix) + 2
+    return "".join(parts)

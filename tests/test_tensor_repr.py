@@ -1,0 +1,77 @@
+"""repr(tensor) against torch's: the same digits, widths, summaries, line breaks and suffixes,
+under the default and changed print options."""
+
+import numpy as np
+import pytest
+import torch
+
+import mini_autograd as ma
+
+ARRAYS = {
+    "2-d": np.arange(15.0).reshape(3, 5) * 1.1,
+    "short": np.array([1.5, 2.25]),
+    "summarised": np.arange(2000.0),
+    "summarised rows": np.arange(3000.0).reshape(100, 30),
+    "scientific": np.array([1e-5, 1.0]),
+    "wrapped rows": np.arange(40.0).reshape(5, 8) / 7,
+    "empty": np.zeros((0, 3)),
+    "empty integers": np.zeros(0, dtype=np.int64),
+    "integers": np.arange(7),
+    "a scalar": np.array(3.25),
+}
+OPTIONS = [
+    {},
+    {"precision": 2},
+    {"sci_mode": False},
+    {"threshold": 5, "edgeitems": 2},
+    {"linewidth": 40},
+]
+
+
+def _reprs(array, dtype, requires_grad, options):
+    out = []
+    for lib in (torch, ma):
+        lib.set_printoptions(**options)
+        try:
+            t = lib.tensor(array, dtype=getattr(lib, dtype) if array.dtype.kind == "f" else None)
+            if requires_grad and array.dtype.kind == "f":
+                t = t.requires_grad_() * 1
+            out.append(repr(t).replace("mini_autograd.", "torch."))
+        finally:
+            lib.set_printoptions(profile="default", sci_mode=None)
+    return out
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_float32_tensors_print_as_torchs(name, requires_grad, options):
+    want, got = _reprs(ARRAYS[name], "float32", requires_grad, options)
+    assert got == want
+
+
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_other_dtypes_print_the_same_words(name):
+    # "dtype=mini_autograd.float64" is longer than torch's, so it may start a line of its own
+    want, got = _reprs(ARRAYS[name], "float64", True, {})
+    assert got.split() == want.split()
+
+
+def test_the_default_dtype_is_the_one_not_printed():
+    try:
+        torch.set_default_dtype(torch.float64)
+        ma.set_default_dtype(ma.float64)
+        assert repr(ma.tensor([1.5])) == repr(torch.tensor([1.5])) == "tensor([1.5000])"
+        assert repr(ma.tensor([1.5], dtype=ma.float32)).endswith("dtype=mini_autograd.float32)")
+    finally:
+        torch.set_default_dtype(torch.float32)
+        ma.set_default_dtype(ma.float32)
+
+
+def test_get_printoptions():
+    ma.set_printoptions(precision=3)
+    try:
+        assert ma.get_printoptions()["precision"] == 3
+    finally:
+        ma.set_printoptions(profile="default")
+    assert ma.get_printoptions()["precision"] == 4
