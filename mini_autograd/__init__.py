@@ -83,6 +83,7 @@ from .ops.softmax import log_softmax, softmax
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .sampling import TENSOR_METHODS as _sampling_methods
 from .sampling import multinomial
+from .serialization import load, save
 from .tensor import Size, Tensor, is_tensor, tensor
 
 _install_methods(Tensor)

@@ -1,44 +1,124 @@
-"""Custom operations, as in torch.autograd.Function: static forward(ctx, ...) and backward(ctx, ...)."""
+"""Custom operations, as in torch.autograd.Function: you write forward and backward, autograd
+records one `<Name>Backward` node for each call of `.apply`.
+
+Two ways to write forward, as in PyTorch 2:
+- `forward(ctx, *args)`, which also fills `ctx` (save_for_backward, attributes, mark_dirty...);
+- `forward(*args)` plus `setup_context(ctx, inputs, output)`, which fills `ctx` afterwards.
+"""
+
+import functools
+import inspect
+import warnings
 
 import numpy as np
 
-from ..grad_mode import _State, no_grad
+from ..grad_mode import _State, is_grad_enabled, no_grad
 from ..node import Node, edge_of
-from ..saved import SavedTensor
+from ..ops.elementwise import cast
+from ..ops.recording import sum_to
+from ..saved import FREED_MESSAGE, SavedTensor
 from ..tensor import Tensor
 
 
 class BackwardCFunction(Node):
     """The node of a custom Function; it is also the `ctx` its forward and backward receive."""
 
+    def __init__(self, next_functions):
+        super().__init__(next_functions)
+        self._to_save = ()
+        self._dirty = ()
+        self._non_differentiable = ()
+        self._materialize_grads = True
+        self._freed_by = None
+
     def save_for_backward(self, *tensors):
-        """Keep these tensors for backward; read them back as ctx.saved_tensors (freed after backward)."""
+        """Keep these tensors (or None) for backward; read them back as ctx.saved_tensors."""
         self._to_save = tensors
 
     @property
     def saved_tensors(self):
-        """The tensors given to save_for_backward (PyTorch's error if backward freed them)."""
-        return self.saved("saved_tensors") if self._saved else ()
+        """The tensors given to save_for_backward (PyTorch's error once backward freed them)."""
+        saved = self._saved["saved_tensors"] if self._saved else ()
+        unpacked = tuple(None if s is None else s.unpack(self) for s in saved)
+        if self._freed_by is not None:  # as in PyTorch, even when nothing was saved
+            raise RuntimeError(FREED_MESSAGE)
+        return unpacked
+
+    def mark_dirty(self, *tensors):
+        """Inputs that forward modified in place (they must be returned as outputs)."""
+        self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
-        """Outputs that never get a gradient (e.g. indices)."""
-        self._non_differentiable = {id(t) for t in tensors}
+        """Outputs that never get a gradient (e.g. indices); backward still receives zeros for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """False: backward receives None, not zeros, for outputs that got no gradient."""
+        self._materialize_grads = bool(value)
+
+    def release_saved(self, backward_call):
+        """Free the saved tensors and remember it, so ctx.saved_tensors raises afterwards."""
+        super().release_saved(backward_call)
+        self._freed_by = backward_call
 
     def apply(self, *grads):
-        """Call the Function's backward with one gradient per output; keep those for tensor inputs."""
-        grads = tuple(
-            Tensor._make(np.zeros(shape, dtype)) if g is None else g
-            for g, (shape, dtype) in zip(grads, self._info)
-        )
-        result = self._forward_cls.backward(self, *grads)
-        if not isinstance(result, tuple):
-            result = (result,)
-        if len(result) != len(self.needs_input_grad):
+        """Call the Function's backward with one gradient per output; check what it returns."""
+        grads = grads + (None,) * (len(self._info) - len(grads))
+        if self._materialize_grads:
+            grads = tuple(
+                Tensor._make(np.zeros(*info)) if g is None and info is not None else g
+                for g, info in zip(grads, self._info)
+            )
+        return self._checked(self._forward_cls.backward(self, *grads))
+
+    def _checked(self, result):
+        """backward's result as one gradient per tensor input, with PyTorch's errors and fixes."""
+        result = result if isinstance(result, tuple) else (result,)
+        expected = len(self._input_info)
+        if len(result) > expected and all(g is None for g in result[expected:]):
+            result = result[:expected]  # extra trailing Nones are allowed
+        if len(result) != expected:
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients "
-                f"(expected {len(self.needs_input_grad)}, got {len(result)})"
+                f"(expected {expected}, got {len(result)})"
             )
-        return tuple(result[i] for i in self._tensor_positions)
+        checked = []  # (gradient, (shape, dtype)) for each tensor input
+        for position, (g, info) in enumerate(zip(result, self._input_info)):
+            if info is None:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {position + 1}, but the corresponding forward input was not a "
+                        "Variable"
+                    )
+                continue
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            checked.append((g, info))
+        return tuple(
+            g if g is None or edge[0] is None else self._fitted(index, g, *info)
+            for index, ((g, info), edge) in enumerate(zip(checked, self.next_functions))
+        )
+
+    def _fitted(self, index, g, shape, dtype):
+        """A gradient summed down to its input's shape (if it broadcasts) and cast to its dtype."""
+        if g.shape != shape:
+            try:
+                broadcastable = np.broadcast_shapes(shape, g.shape) == tuple(g.shape)
+            except ValueError:
+                broadcastable = False
+            if not broadcastable:
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient at index {index} - got "
+                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                )
+            g = sum_to(g, shape)
+        return g if g._data.dtype == dtype else cast(g, dtype)
+
+    def __dir__(self):
+        # PyTorch lists no `_saved_*` attributes for a custom Function's node (mini_autograd's
+        # `_saved_saved_tensors` stays readable, for the pictures of viz.py).
+        return object.__dir__(self)
 
 
 class FunctionMeta(type):
@@ -50,54 +130,218 @@ class FunctionMeta(type):
 
 
 class Function(metaclass=FunctionMeta):
-    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `.apply`."""
+    """Subclass with static `forward` (and optionally `setup_context`) and `backward`; call `.apply`."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
 
     @staticmethod
-    def forward(ctx, *args):
-        """Compute the outputs (graph recording is off in here)."""
-        raise NotImplementedError("a Function subclass must implement forward(ctx, ...)")
+    def forward(*args, **kwargs):
+        """Compute the outputs, as `forward(ctx, *args)` or `forward(*args)` (recording is off here)."""
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
-    def backward(ctx, *grads):
+    def setup_context(ctx, inputs, output):
+        """Fill ctx after a `forward(*args)` that takes no ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
         """Return one gradient per forward argument (None for non-tensors)."""
-        raise NotImplementedError("a Function subclass must implement backward(ctx, ...)")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
 
     @classmethod
-    def apply(cls, *args):
-        """Run forward and, if any tensor input requires grad, record a `<Name>Backward` node."""
-        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        tensors = [args[i] for i in positions]
+    def apply(cls, *args, **kwargs):
+        """Run forward and, if grad mode is on and a tensor input requires grad, record `<Name>Backward`."""
+        separate = cls.setup_context is not Function.setup_context
+        if separate:
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        args = _keywords_as_positions(cls.forward, args, kwargs, 0 if separate else 1)
+        tensors = [a for a in args if isinstance(a, Tensor)]
         recording = _State.enabled and any(t.requires_grad for t in tensors)
         ctx = cls._backward_cls(tuple(edge_of(t) for t in tensors) if recording else ())
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        ctx._tensor_positions = positions
-        ctx._to_save = ()
-        ctx._non_differentiable = set()
         with no_grad():
-            outputs = cls.forward(ctx, *args)
-        single = not isinstance(outputs, tuple)
-        outputs = (outputs,) if single else outputs
+            if separate:
+                raw = cls.forward(*args)
+                cls.setup_context(ctx, args, raw)
+            else:
+                raw = cls.forward(ctx, *args)
+        single = not isinstance(raw, tuple)
+        raw = (raw,) if single else raw
+        outputs = _wrap_outputs(ctx, raw, args, recording)
         if recording:
-            outputs = tuple(_attach(ctx, out, i, args) for i, out in enumerate(outputs))
-            ctx._info = tuple((o._data.shape, o._data.dtype) for o in outputs)
-            ctx._saved = {"saved_tensors": tuple(_save(t, outputs) for t in ctx._to_save)}
-        elif ctx._to_save:
-            ctx._saved = {"saved_tensors": tuple(SavedTensor(t) for t in ctx._to_save)}
+            ctx._input_info = tuple(_shape_dtype(a) for a in args)
+            ctx._info = tuple(_shape_dtype(o) for o in outputs)
+            ctx._saved = {"saved_tensors": _saved(ctx, args, raw, outputs, separate)}
         ctx._to_save = ()  # a saved output held here would keep its own node alive (a cycle)
         return outputs[0] if single else outputs
 
 
-def _attach(ctx, out, output_nr, args):
-    if not isinstance(out, Tensor):
+_MISSING = object()
+
+
+def _keywords_as_positions(forward, args, kwargs, first):
+    """Keyword arguments put at their place among forward's parameters, as PyTorch's apply does."""
+    if not kwargs:
+        return args
+    code = getattr(forward, "__code__", None)
+    names = code.co_varnames[first : code.co_argcount] if code is not None else ()
+    slots = [*args, *[_MISSING] * (len(names) - len(args))]
+    used = len(args)
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{name}'")
+        i = names.index(name)
+        if i < len(args):
+            raise TypeError(f"forward() got multiple values for argument '{name}'")
+        slots[i], used = value, max(used, i + 1)
+    for i, value in enumerate(slots[:used]):
+        if value is _MISSING:
+            raise TypeError(f"forward() missing required argument: '{names[i]}' (position {i})")
+    return tuple(slots[:used])
+
+
+def _wrap_outputs(ctx, raw, args, recording):
+    """Forward's outputs, connected to ctx: inputs returned as they are become aliases, dirty
+    inputs get ctx as their grad_fn, non-differentiable outputs are cut from the graph."""
+    dirty = ctx._dirty
+    if any(not any(d is o for o in raw) for d in dirty):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as "
+            "output. The inputs that are modified inplace must all be outputs of the Function."
+        )
+    outputs = []
+    for output_nr, out in enumerate(raw):
+        if isinstance(out, Tensor):
+            out = _wrap_output(ctx, out, output_nr, args, recording)
+        outputs.append(out)
+    for d in dirty:
+        d._bump_version()
+    return tuple(outputs)
+
+
+def _wrap_output(ctx, out, output_nr, args, recording):
+    is_input = any(out is a for a in args)
+    is_dirty = any(out is d for d in ctx._dirty)
+    differentiable = (
+        recording
+        and out._data.dtype.kind == "f"
+        and not any(out is n for n in ctx._non_differentiable)
+    )
+    if not differentiable:
+        if is_input and (out.requires_grad or not is_dirty):
+            return out.detach()  # an alias: same memory and version counter, no grad
+        if out.requires_grad:
+            out.detach_()
         return out
-    if any(out is a for a in args):
-        out = Tensor._make(out._data)
-    if id(out) not in ctx._non_differentiable and out._data.dtype.kind == "f":
-        out.grad_fn, out.requires_grad, out._output_nr = ctx, True, output_nr
+    if is_dirty:
+        if out.grad_fn is None and out.requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation."
+            )
+        owner = out._version_owner
+        if out.requires_grad and owner is not None and owner.requires_grad:
+            raise RuntimeError(
+                "mini_autograd does not support ctx.mark_dirty() on a view of a tensor that "
+                "requires grad; return a new tensor instead (out-of-place)."
+            )
+        if not is_input:
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                "that have been mutated should be passed to ctx.mark_dirty().",
+                stacklevel=4,
+            )
+    elif is_input:
+        out = out.detach()  # returned as it is: the output is an alias, the input stays as it was
+    out.grad_fn, out.requires_grad, out._output_nr = ctx, True, output_nr
     return out
 
 
-def _save(t, outputs):
-    if t is None:
-        return None
-    return SavedTensor(t, is_output=any(t is o for o in outputs))
+def _saved(ctx, args, raw, outputs, separate):
+    """SavedTensors for what forward or setup_context gave to ctx.save_for_backward."""
+    saved = []
+    for i, t in enumerate(ctx._to_save):
+        if t is None:
+            saved.append(None)
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"save_for_backward can only save variables, but argument {i} is of type "
+                f"{type(t).__name__}"
+            )
+        returned_as_is = any(t is a for a in args) and any(t is o for o in raw)
+        if separate and returned_as_is and not any(t is d for d in ctx._dirty):
+            raise RuntimeError(
+                "An input that has been returned as-is as output is being saved for backward. "
+                "This is not supported if you override setup_context. You should return and "
+                "save a view of the input instead, e.g. with x.view_as(x) or setup ctx inside "
+                "the forward function itself."
+            )
+        saved.append(SavedTensor(t, is_output=t.grad_fn is ctx))
+    return tuple(saved)
+
+
+def _shape_dtype(x):
+    return (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None
+
+
+class DelayedError(Node):
+    """The node `once_differentiable` puts on what a backward returns: running it raises."""
+
+    __slots__ = ()
+
+    def name(self):
+        """PyTorch prints the C++ name for this node."""
+        return "torch::autograd::Error"
+
+    def apply(self, *grads):
+        """Differentiating a once-differentiable backward is an error."""
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(backward):
+    """Decorate a backward that is not differentiable itself (it may use numpy inside)."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = backward(ctx, *args)
+        if not is_grad_enabled() or not any(
+            isinstance(a, Tensor) and a.requires_grad for a in args
+        ):
+            return outputs
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        # As in PyTorch: each gradient becomes an output of an Error node, whose inputs are new
+        # leaves, so a backward through these gradients reaches the node and raises.
+        leaves = [None if g is None else Tensor._make(g._data, True) for g in outputs]
+        node = DelayedError(tuple((None, 0) if x is None else edge_of(x) for x in leaves))
+        wrapped = tuple(
+            None if g is None else Tensor._make(g._data, True, node, i)
+            for i, g in enumerate(outputs)
+        )
+        return wrapped[0] if len(wrapped) == 1 else wrapped
+
+    return wrapper

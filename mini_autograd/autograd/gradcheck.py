@@ -1,0 +1,183 @@
+"""Gradient checks, as torch.autograd.gradcheck and gradgradcheck: the jacobian that backward
+computes, one row per output element, against central finite differences of the function.
+
+Finite differences need float64: with float32 the rounding error of f(x + eps) - f(x - eps)
+is about as large as the difference itself, so the check warns for other dtypes.
+"""
+
+import warnings
+
+import numpy as np
+
+from ..creation import rand
+from ..engine import grad
+from ..tensor import Tensor
+
+
+class GradcheckError(RuntimeError):
+    """Error raised by gradcheck and gradgradcheck."""
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """True if backward's jacobian of func at inputs matches finite differences (else raises)."""
+    try:
+        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def gradgradcheck(
+    func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
+):
+    """gradcheck of the gradients (create_graph=True) with respect to inputs and grad_outputs."""
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:  # random ones, as in PyTorch: uniform in [-1, 1), requiring grad
+        grad_outputs = tuple(
+            (rand(*o.shape, dtype=o.dtype) * 2 - 1).requires_grad_()
+            for o in _differentiable(func(*inputs))
+        )
+    grad_outputs = _as_tuple(grad_outputs)
+    count = len(grad_outputs)
+    wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivatives(*args):
+        xs, gs = args[:-count], args[-count:]
+        outputs = _differentiable(func(*xs))
+        grads = grad(outputs, [xs[i] for i in wrt], gs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(
+        first_derivatives,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )
+
+
+def _gradcheck(func, inputs, eps, atol, rtol):
+    _check_inputs(inputs)
+    wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    func_out = _as_tuple(func(*inputs))
+    outputs = _differentiable(func_out)
+    floats = [o for o in func_out if o._data.dtype.kind == "f"]
+    numerical = _numerical_jacobians(func, inputs, wrt, eps)  # [input][float output]
+    if not outputs:
+        if any(np.any(j != 0) for per_input in numerical for j in per_input):
+            raise GradcheckError("Numerical gradient for function expected to be zero")
+        return True
+    keep = [k for k, o in enumerate(floats) if o.requires_grad]
+    for i, out in enumerate(outputs):
+        analytical = _analytical_jacobians(wrt, out)
+        for j, (a, per_input) in enumerate(zip(analytical, numerical)):
+            n = per_input[keep[i]]
+            if not np.allclose(a, n, rtol, atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+                    f"numerical:{Tensor._make(n)!r}\nanalytical:{Tensor._make(a)!r}\n"
+                )
+    _check_backward_multiplies_by_grad_output(outputs, wrt)
+    return True
+
+
+def _check_inputs(inputs):
+    """PyTorch's warning for inputs that are not float64, and its errors."""
+    any_requires_grad = False
+    for idx, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        if x._data.dtype != np.float64:
+            warnings.warn(
+                f"Input #{idx} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ",
+                stacklevel=4,
+            )
+        if not all(st > 0 or sz <= 1 for st, sz in zip(x._data.strides, x._data.shape)):
+            raise RuntimeError(
+                f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
+                "inputs that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck."
+            )
+        any_requires_grad = True
+    if not any_requires_grad:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of them "
+            "have requires_grad=True."
+        )
+
+
+def _numerical_jacobians(func, inputs, wrt, eps):
+    """For each input in wrt, a (numel(input), numel(output)) array per float output of func.
+
+    Column j of output k is (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) for element i of the
+    input: its memory is changed in place, so the version counter does not see it (PyTorch
+    perturbs x.data).
+    """
+    jacobians = []
+    for x in wrt:
+        data = x._data
+        per_output = None
+        for row, index in enumerate(np.ndindex(data.shape)):
+            original = data[index].copy()
+            data[index] = original - eps
+            before = _float_outputs(func, inputs)
+            data[index] = original + eps
+            after = _float_outputs(func, inputs)
+            data[index] = original
+            if per_output is None:
+                per_output = [np.zeros((data.size, b.size), b.dtype) for b in before]
+            for jacobian, b, a in zip(per_output, before, after):
+                jacobian[row] = ((a - b) / (2 * eps)).reshape(-1)
+        jacobians.append(per_output or [])
+    return jacobians
+
+
+def _float_outputs(func, inputs):
+    return [o._data.copy() for o in _as_tuple(func(*inputs)) if o._data.dtype.kind == "f"]
+
+
+def _analytical_jacobians(wrt, output):
+    """For each input, the (numel(input), numel(output)) jacobian, column j = grad of output[j]."""
+    jacobians = [np.zeros((x.numel(), output.numel()), x._data.dtype) for x in wrt]
+    for j in range(output.numel()):
+        grad_output = np.zeros_like(output._data)
+        grad_output.reshape(-1)[j] = 1
+        grads = grad(output, wrt, Tensor._make(grad_output), retain_graph=True, allow_unused=True)
+        for jacobian, g, x in zip(jacobians, grads, wrt):
+            if g is None:
+                continue
+            if g.shape != x.shape:
+                raise GradcheckError("Analytical gradient has incorrect size")
+            jacobian[:, j] = g._data.reshape(-1)
+    return jacobians
+
+
+def _check_backward_multiplies_by_grad_output(outputs, wrt):
+    """With zero grad_outputs every gradient must be zero, of the input's dtype and size."""
+    zeros = [Tensor._make(np.zeros_like(o._data)) for o in outputs]
+    for g, x in zip(grad(outputs, wrt, zeros, allow_unused=True), wrt):
+        if g is None:
+            continue
+        if np.any(g._data != 0):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if g._data.dtype != x._data.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if g.shape != x.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _differentiable(outputs):
+    return tuple(o for o in _as_tuple(outputs) if o.requires_grad)
+
+
+def _as_tuple(x):
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)

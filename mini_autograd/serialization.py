@@ -1,0 +1,86 @@
+"""save and load, as torch.save / torch.load: a pickle in which every tensor is stored as its
+dtype, shape and raw bytes (never as a pickled numpy array).
+
+load(f) (weights_only=True, PyTorch's default) rebuilds only tensors, Parameters, containers
+(dict, OrderedDict, list, tuple, set) and plain values (numbers, strings, bytes, None); any
+other class in the file is refused before it is created, since unpickling arbitrary classes
+can run arbitrary code. Like PyTorch, a loaded tensor keeps its dtype and requires_grad, is a
+leaf, and has no .grad; a tensor that appears twice is loaded once.
+"""
+
+import contextlib
+import os
+import pickle
+
+import numpy as np
+
+from .nn.parameter import Parameter
+from .tensor import Tensor
+
+
+def save(obj, f):
+    """Write obj (tensors, containers of them, a state_dict...) to a path or a binary file."""
+    with _opened(f, "wb") as file:
+        _TensorPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+
+
+def load(f, weights_only=True):
+    """Read back what save wrote; weights_only=False also allows any pickled class (trusted files only)."""
+    with _opened(f, "rb") as file:
+        return _WeightsUnpickler(file, weights_only).load()
+
+
+def _rebuild_tensor(dtype, shape, data, requires_grad, is_parameter):
+    """The tensor saved as (dtype name, shape, bytes): a new leaf with its own memory."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fib":
+        raise pickle.UnpicklingError(f"mini_autograd cannot load a tensor of dtype {dtype}")
+    array = np.frombuffer(data, dtype).reshape(shape).copy()
+    if is_parameter:
+        return Parameter(array, requires_grad)
+    return Tensor._make(array, requires_grad)
+
+
+class _TensorPickler(pickle.Pickler):
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            array = obj._data
+            return _rebuild_tensor, (
+                array.dtype.name,
+                array.shape,
+                np.ascontiguousarray(array).tobytes(),
+                obj.requires_grad,
+                isinstance(obj, Parameter),
+            )
+        return NotImplemented
+
+
+# What weights_only=True lets a file name (containers and numbers need no name in a pickle).
+_ALLOWED = {(__name__, "_rebuild_tensor"), ("collections", "OrderedDict")}
+
+
+class _WeightsUnpickler(pickle.Unpickler):
+    def __init__(self, file, weights_only):
+        super().__init__(file)
+        self.weights_only = weights_only
+
+    def find_class(self, module, name):
+        if not self.weights_only or (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(
+            "Weights only load failed. Re-running `load` with `weights_only` set to `False` will "
+            "likely succeed, but it can result in arbitrary code execution. Do it only if you got "
+            "the file from a trusted source.\n"
+            f"WeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} was not an "
+            "allowed global by default."
+        )
+
+
+@contextlib.contextmanager
+def _opened(f, mode):
+    """A path is opened (and closed afterwards); a file object is used as it is."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, mode) as file:
+            yield file
+    else:
+        yield f
