@@ -47,33 +47,31 @@ def get_printoptions():
 
 
 class _Formatter:
-    """Chooses one format for all elements (integer-like, fixed or scientific), as PyTorch does."""
+    """Chooses one format for all elements (integer-like, fixed or scientific), as PyTorch does:
+    from the finite nonzero values only, so zeros, nan and inf do not widen the columns."""
 
     def __init__(self, values):
         self.floating = values.dtype.kind == "f"
-        self.int_mode = True
-        self.sci_mode = False
+        self.int_mode, self.sci_mode, self.width = True, False, 1
         if not self.floating:
             self.width = max((len(str(v)) for v in values.tolist()), default=1)
             return
-        finite = values[np.isfinite(values)]
-        nonzero = np.abs(finite[finite != 0]).astype(np.float64)
-        self.int_mode = bool(np.all(np.ceil(finite) == finite))
-        if nonzero.size and OPTIONS.sci_mode is not None:
-            self.sci_mode = OPTIONS.sci_mode
-        elif nonzero.size:
-            high, low = nonzero.max(), nonzero.min()
-            if self.int_mode:
-                self.sci_mode = high / low > 1000.0 or high > 1.0e8
-            else:
-                self.sci_mode = high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
-        self.width = max((len(self._plain(v)) for v in values.tolist()), default=1)
+        shown = values[np.isfinite(values) & (values != 0)]
+        if not shown.size:
+            return
+        magnitudes = np.abs(shown).astype(np.float64)
+        high, low = magnitudes.max(), magnitudes.min()
+        self.int_mode = bool(np.all(np.ceil(shown) == shown))
+        self.sci_mode = OPTIONS.sci_mode
+        if self.sci_mode is None:
+            self.sci_mode = bool(high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4)
+        self.width = max(len(self._plain(v)) for v in shown.tolist())
 
     def _plain(self, v):
         if not self.floating:
             return str(v)
         if math.isnan(v) or math.isinf(v):
-            return str(v).replace("inf", "inf")
+            return f"{v:.0f}"  # nan, inf, -inf
         if self.sci_mode:
             return f"{v:.{OPTIONS.precision}e}"
         if self.int_mode:

@@ -18,6 +18,12 @@ ARRAYS = {
     "empty integers": np.zeros(0, dtype=np.int64),
     "integers": np.arange(7),
     "a scalar": np.array(3.25),
+    "nan and inf": np.array([np.nan, 1.0, -np.inf]),
+    "nan with fractions": np.array([np.nan, 0.5, 12.25]),
+    "zeros and large": np.array([0.0, 0.0, 123456.0]),
+    "all zeros": np.zeros(3),
+    "negative zero": np.array([-0.0, 2.0]),
+    "booleans": np.array([True, False]),
 }
 OPTIONS = [
     {},
