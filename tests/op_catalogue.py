@@ -45,6 +45,11 @@ def _iadd_number(lib, x):
     return y
 
 
+def _two_pieces(pieces):
+    """Two of the outputs of a split: one node with several outputs, each with a gradient."""
+    return pieces[0] * 2 + pieces[-1]
+
+
 S = (3, 4)
 OPS = [
     # --- arithmetic, with broadcasting and Python numbers on both sides --------------------
@@ -92,6 +97,44 @@ OPS = [
     Op("sqrt", lambda lib, a: lib.sqrt(a), (S,), "pos"),
     Op("abs", lambda lib, a: lib.abs(a), (S,)),
     Op("clone", lambda lib, a: a.clone(), (S,)),
+    Op("sin", lambda lib, a: a.sin(), (S,)),
+    Op("sin_fn", lambda lib, a: lib.sin(a), (S,)),
+    Op("cos", lambda lib, a: lib.cos(a), (S,)),
+    Op("log1p", lambda lib, a: lib.log1p(a), (S,), "pos"),
+    Op("expm1", lambda lib, a: a.expm1(), (S,)),
+    Op("rsqrt", lambda lib, a: lib.rsqrt(a), (S,), "pos"),
+    Op("sign", lambda lib, a: lib.sign(a), (S,)),
+    Op("floor", lambda lib, a: a.floor(), (S,)),
+    Op("ceil", lambda lib, a: lib.ceil(a), (S,)),
+    Op("round", lambda lib, a: a.round(), (S,)),
+    Op("round_decimals", lambda lib, a: lib.round(a, decimals=1), (S,)),
+    # --- choosing between values: the gradient goes to the one chosen --------------------------
+    Op("clamp", lambda lib, a: a.clamp(-0.5, 0.5), (S,)),
+    Op("clamp_only_min", lambda lib, a: lib.clamp(a, min=-0.5), (S,)),
+    Op("clamp_only_max", lambda lib, a: a.clamp(max=0.5), (S,)),
+    Op("clip", lambda lib, a: lib.clip(a, -0.5, 0.5), (S,)),
+    Op("clamp_tensors", lambda lib, a, low, high: a.clamp(low, high), (S, (4,), S)),
+    Op("clamp_tensor_min", lambda lib, a, low: lib.clamp(a, min=low), (S, (3, 1))),
+    Op("clamp_tensor_max_broadcast_self", lambda lib, a, high: a.clamp(max=high), ((4,), S)),
+    Op("clamp_min", lambda lib, a: a.clamp_min(-0.5), (S,)),
+    Op("clamp_max", lambda lib, a: lib.clamp_max(a, 0.5), (S,)),
+    Op("clamp_min_tensor", lambda lib, a, b: a.clamp_min(b), (S, (4,))),
+    Op("clamp_max_tensor", lambda lib, a, b: lib.clamp_max(a, b), (S, S)),
+    Op("where", lambda lib, a, b: lib.where(a > 0, a, b), (S, (4,))),
+    Op("where_number", lambda lib, a: lib.where(a > 0, a, 0.0), (S,)),
+    Op("where_number_first", lambda lib, a: lib.where(a > 0, 1.0, a), (S,)),
+    Op("where_method", lambda lib, a, b: a.where(b > 0, b), (S, S)),
+    Op("maximum", lambda lib, a, b: lib.maximum(a, b), (S, (4,))),
+    Op("minimum", lambda lib, a, b: a.minimum(b), (S, S)),
+    Op("max_of_two", lambda lib, a, b: lib.max(a, b), (S, S)),
+    Op("min_of_two", lambda lib, a, b: lib.min(a, b), ((4,), S)),
+    Op("masked_fill", lambda lib, a: a.masked_fill(a > 0, 0.5), (S,)),
+    Op("masked_fill_tensor", lambda lib, a, v: lib.masked_fill(a, a > 0, v), (S, ())),
+    Op(
+        "masked_fill_row_mask",
+        lambda lib, a: a.masked_fill(lib.tensor([True, False, True, False]), -1.0),
+        (S,),
+    ),
     # --- reductions -------------------------------------------------------------------------
     Op("sum", lambda lib, a: a.sum(), (S,)),
     Op("sum_dim", lambda lib, a: a.sum(1), (S,)),
@@ -107,6 +150,27 @@ OPS = [
     Op("max_dim", lambda lib, a: a.max(1).values, (S,)),
     Op("max_dim_neg_keepdim", lambda lib, a: a.max(-1, keepdim=True)[0], (S,)),
     Op("max_fn", lambda lib, a: lib.max(a, 0)[0], (S,)),
+    Op("min", lambda lib, a: a.min(), (S,)),
+    Op("min_dim", lambda lib, a: a.min(1).values, (S,)),
+    Op("min_fn_neg_keepdim", lambda lib, a: lib.min(a, -1, keepdim=True)[0], (S,)),
+    Op("prod", lambda lib, a: a.prod(), (S,)),
+    Op("prod_dim", lambda lib, a: lib.prod(a, 1), (S,)),
+    Op("prod_neg_keepdim", lambda lib, a: a.prod(-1, keepdim=True), (S,)),
+    Op("std", lambda lib, a: a.std(), (S,)),
+    Op("std_dim", lambda lib, a: lib.std(a, 1), (S,)),
+    Op("std_unbiased_false", lambda lib, a: a.std(unbiased=False), (S,)),
+    Op("std_correction_keepdim", lambda lib, a: a.std(-1, correction=0, keepdim=True), (S,)),
+    Op("std_tuple", lambda lib, a: a.std((0, 2)), ((2, 3, 4),)),
+    Op("var", lambda lib, a: a.var(), (S,)),
+    Op("var_dim", lambda lib, a: lib.var(a, 0), (S,)),
+    Op("var_unbiased_false", lambda lib, a: a.var(1, unbiased=False), (S,)),
+    Op(
+        "var_correction_keepdim", lambda lib, a: a.var(dim=(0, 1), correction=2, keepdim=True), (S,)
+    ),
+    Op("var_1d", lambda lib, a: a.var(0), ((5,),)),
+    Op("logsumexp", lambda lib, a: a.logsumexp(1), (S,)),
+    Op("logsumexp_fn_neg_keepdim", lambda lib, a: lib.logsumexp(a, -1, keepdim=True), (S,)),
+    Op("logsumexp_tuple", lambda lib, a: a.logsumexp((0, 2)), ((2, 3, 4),)),
     # --- views and shapes -------------------------------------------------------------------
     Op("reshape", lambda lib, a: a.reshape(4, 3), (S,)),
     Op("reshape_minus1", lambda lib, a: a.reshape(-1), (S,)),
@@ -131,6 +195,9 @@ OPS = [
     Op("flatten_noncontiguous", lambda lib, a: a.transpose(0, 1).flatten(), ((2, 3, 4),)),
     Op("expand", lambda lib, a: a.expand(3, 4), ((1, 4),)),
     Op("expand_new_dims", lambda lib, a: a.expand(2, -1, 4), ((3, 1),)),
+    Op("expand_as", lambda lib, a: a.expand_as(lib.zeros(3, 4)), ((1, 4),)),
+    Op("view_as", lambda lib, a: a.view_as(lib.zeros(2, 6)), (S,)),
+    Op("reshape_as_noncontiguous", lambda lib, a: a.t().reshape_as(lib.zeros(12)), (S,)),
     # --- indexing ---------------------------------------------------------------------------
     Op("index_int", lambda lib, a: a[1], (S,)),
     Op("index_neg_int", lambda lib, a: a[-1], (S,)),
@@ -148,6 +215,15 @@ OPS = [
     Op("index_list", lambda lib, a: a[[0, 2, 0]], (S,)),
     Op("index_bool_mask", lambda lib, a: a[a > 0], (S,)),
     Op("index_tensor", lambda lib, a: a[lib.tensor([2, 0])], (S,)),
+    # --- copying by index ---------------------------------------------------------------------
+    Op("gather", lambda lib, a: a.gather(1, lib.tensor([[0, 1], [2, 3], [1, 1]])), (S,)),
+    Op("gather_fn", lambda lib, a: lib.gather(a, 0, lib.tensor([[2, 0, 1, 0]])), (S,)),
+    Op("index_select", lambda lib, a: a.index_select(1, lib.tensor([0, 2, 2])), (S,)),
+    Op("index_select_fn", lambda lib, a: lib.index_select(a, -2, lib.tensor([1])), (S,)),
+    Op("repeat", lambda lib, a: a.repeat(2, 1), (S,)),
+    Op("repeat_more_dims", lambda lib, a: a.repeat(2, 1, 3), (S,)),
+    Op("flip", lambda lib, a: a.flip(0), (S,)),
+    Op("flip_dims", lambda lib, a: lib.flip(a, (0, -1)), (S,)),
     # --- joining ----------------------------------------------------------------------------
     Op("cat", lambda lib, a, b: lib.cat([a, b]), (S, (2, 4))),
     Op("cat_dim1", lambda lib, a, b: lib.cat((a, b), dim=1), (S, (3, 2))),
@@ -155,6 +231,19 @@ OPS = [
     Op("stack", lambda lib, a, b: lib.stack([a, b]), (S, S)),
     Op("stack_dim1", lambda lib, a, b: lib.stack((a, b), dim=1), (S, S)),
     Op("stack_neg", lambda lib, a, b: lib.stack([a, b], -1), (S, S)),
+    # --- splitting (views) -------------------------------------------------------------------
+    Op("narrow", lambda lib, a: a.narrow(1, 1, 2), (S,)),
+    Op("narrow_neg", lambda lib, a: lib.narrow(a, -1, -3, 2), (S,)),
+    Op("split", lambda lib, a: a.split(2)[1], (S,)),
+    Op("split_neg_dim", lambda lib, a: lib.split(a, 3, dim=-1)[0], (S,)),
+    Op("split_sizes", lambda lib, a: a.split([1, 3], 1)[1], (S,)),
+    Op("split_sizes_fn", lambda lib, a: lib.split(a, (2, 1))[0], (S,)),
+    Op("split_two_pieces", lambda lib, a: _two_pieces(a.split(2, 1)), (S,)),
+    Op("chunk", lambda lib, a: a.chunk(2)[1], (S,)),
+    Op("chunk_uneven", lambda lib, a: lib.chunk(a, 3, 1)[0], (S,)),
+    Op("unbind", lambda lib, a: a.unbind()[1], (S,)),
+    Op("unbind_neg", lambda lib, a: lib.unbind(a, -1)[2], (S,)),
+    Op("unbind_two_pieces", lambda lib, a: _two_pieces(a.unbind(1)), (S,)),
     # --- softmax ----------------------------------------------------------------------------
     Op("softmax", lambda lib, a: a.softmax(-1), (S,)),
     Op("softmax_fn", lambda lib, a: lib.softmax(a, 0), (S,)),
@@ -177,5 +266,12 @@ OPS = [
     Op("mse", lambda lib, a, b: ((a - b) ** 2).mean(), (S, S)),
     Op("logsumexp_like", lambda lib, a: lib.log(lib.exp(a).sum(-1)), (S,)),
     Op("view_then_mul", lambda lib, a, b: a.view(12) * b.reshape(-1), (S, S)),
+    Op(
+        "layer_norm_like",
+        lambda lib, a: (a - a.mean(-1, keepdim=True)) * (a.var(-1, keepdim=True) + 1e-5).rsqrt(),
+        (S,),
+    ),
+    Op("clamped_log", lambda lib, a: lib.log(a.clamp(min=0.1)), (S,)),
+    Op("logsumexp_minus_max", lambda lib, a: a.logsumexp(1) - a.max(1).values, (S,)),
 ]
 OPS_BY_ID = {op.id: op for op in OPS}

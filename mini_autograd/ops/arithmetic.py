@@ -2,9 +2,10 @@
 
 import numpy as np
 
+from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
-from .recording import as_tensor, record, save, sum_to, wants_grad
+from .recording import float_values, promote, record, save, sum_to, wants_grad
 
 
 class AddBackward0(Node):
@@ -129,61 +130,133 @@ class PowBackward2(Node):
         return (g * self.saved("result") * float(np.log(self._saved["self"])),)
 
 
+class MulBackward1(Node):
+    """out = self * other, other a number (mul.Scalar, inside backward formulas):  d self = g * other."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (mul_scalar(g, self._saved["other"]),)
+
+
+class DivBackward1(Node):
+    """out = self / other, other a number (div.Scalar):  d self = g / other."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (div_scalar(g, self._saved["other"]),)
+
+
+class AddBackward1(Node):
+    """out = self + other, other a number (add.Scalar):  d self = g."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g,)
+
+
 def broadcast_error(a, b):
-    """PyTorch's error for two shapes that do not broadcast (it names the last bad dimension)."""
-    ndim = max(a._data.ndim, b._data.ndim)
-    sa, sb = (
-        (1,) * (ndim - a._data.ndim) + a._data.shape,
-        (1,) * (ndim - b._data.ndim) + b._data.shape,
-    )
-    i = max(i for i in range(ndim) if sa[i] != sb[i] and 1 not in (sa[i], sb[i]))
+    """PyTorch's error for two tensors (or shapes) that do not broadcast; it names the last bad dim."""
+    a, b = (x._data.shape if isinstance(x, Tensor) else x for x in (a, b))
+    ndim = max(len(a), len(b))
+    a, b = (1,) * (ndim - len(a)) + tuple(a), (1,) * (ndim - len(b)) + tuple(b)
+    i = max(i for i in range(ndim) if a[i] != b[i] and 1 not in (a[i], b[i]))
     return RuntimeError(
-        f"The size of tensor a ({sa[i]}) must match the size of tensor b ({sb[i]}) at "
+        f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
         f"non-singleton dimension {i}"
     )
 
 
-def add(self, other, alpha=1):
-    """self + alpha * other, broadcasting."""
-    other = as_tensor(other, self)
+def broadcast_shape(*tensors):
+    """The shape the tensors broadcast to, or PyTorch's error (tensor a: those before, b: the next)."""
+    shape = ()
+    for t in tensors:
+        try:
+            shape = np.broadcast_shapes(shape, t._data.shape)
+        except ValueError:
+            raise broadcast_error(shape, t._data.shape) from None
+    return shape
+
+
+def _broadcasting(numpy_op, a, b, self, other):
+    """numpy_op(a, b), or PyTorch's error when self's and other's shapes do not broadcast."""
     try:
-        data = self._data + other._data if alpha == 1 else self._data + alpha * other._data
+        return numpy_op(a, b)
     except ValueError:
         raise broadcast_error(self, other) from None
+
+
+def _check_not_bool(op, *operands):
+    """PyTorch refuses - (and unary -) on bools: a mask is inverted with ~ or logical_not()."""
+    is_bool = [
+        isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype == np.bool_)
+        for x in operands
+    ]
+    if len(operands) == 2 and all(is_bool):
+        raise RuntimeError(
+            f"{op}, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    if any(is_bool):
+        raise RuntimeError(
+            f"{op}, the `-` operator, {'with' if len(operands) == 2 else 'on'} a bool tensor is "
+            "not supported. If you are trying to invert a mask, use the `~` or `logical_not()` "
+            "operator instead."
+        )
+
+
+def _check_alpha(dtype, alpha):
+    """PyTorch's rules for alpha: no float alpha with integers, bool alpha only for bools."""
+    if dtype.kind in "iu" and isinstance(alpha, float):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if dtype.kind != "b" and isinstance(alpha, bool):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+
+
+def add(self, other, alpha=1):
+    """self + alpha * other, broadcasting; backward: g to self, alpha * g to other."""
+    other, a, b = promote(self, other)
+    _check_alpha(a.dtype, alpha)
+    data = _broadcasting(np.add, a, b if alpha == 1 else alpha * b, self, other)
     if not wants_grad(self, other):
         return Tensor._make(data)
     return record(AddBackward0, data, (self, other), {"alpha": alpha}, broadcasts=True)
 
 
 def sub(self, other, alpha=1):
-    """self - alpha * other, broadcasting."""
-    other = as_tensor(other, self)
-    try:
-        data = self._data - other._data if alpha == 1 else self._data - alpha * other._data
-    except ValueError:
-        raise broadcast_error(self, other) from None
+    """self - alpha * other, broadcasting; backward: g to self, -alpha * g to other."""
+    _check_not_bool("Subtraction", self, other)
+    other, a, b = promote(self, other)
+    _check_alpha(a.dtype, alpha)
+    data = _broadcasting(np.subtract, a, b if alpha == 1 else alpha * b, self, other)
     if not wants_grad(self, other):
         return Tensor._make(data)
     return record(SubBackward0, data, (self, other), {"alpha": alpha}, broadcasts=True)
 
 
 def rsub(self, other):
-    """other - self, for `number - tensor`."""
+    """other - self, for `number - tensor`; backward: -g."""
     if isinstance(other, Tensor):
         return sub(other, self)
-    data = other - self._data
+    _check_not_bool("Subtraction", other, self)
+    _, a, b = promote(self, other)
+    data = b - a
     if not wants_grad(self):
         return Tensor._make(data)
     return record(RsubBackward1, data, (self,), {"alpha": 1})
 
 
 def mul(self, other):
-    """self * other, broadcasting; saves each input only if the other one needs a gradient."""
-    other = as_tensor(other, self)
-    try:
-        data = self._data * other._data
-    except ValueError:
-        raise broadcast_error(self, other) from None
+    """self * other, broadcasting; backward: g * other to self, g * self to other.
+
+    Each input is saved only if the other one needs a gradient.
+    """
+    other, a, b = promote(self, other)
+    data = _broadcasting(np.multiply, a, b, self, other)
     if not wants_grad(self, other):
         return Tensor._make(data)
     saved = {
@@ -194,12 +267,14 @@ def mul(self, other):
 
 
 def div(self, other):
-    """self / other, broadcasting."""
-    other = as_tensor(other, self)
-    try:
-        data = self._data / other._data
-    except ValueError:
-        raise broadcast_error(self, other) from None
+    """self / other (true division: integers give the default float), broadcasting.
+
+    backward: g / other to self, -g * self / other**2 to other.
+    """
+    other, a, b = promote(self, other)
+    if a.dtype.kind != "f":
+        a, b = a.astype(dtypes.default_float()), b.astype(dtypes.default_float())
+    data = _broadcasting(np.true_divide, a, b, self, other)
     if not wants_grad(self, other):
         return Tensor._make(data)
     saved = {"other": save(other), "self": save(self) if other.requires_grad else None}
@@ -214,44 +289,73 @@ def rdiv(self, other):
 
 
 def reciprocal(self):
-    """1 / self."""
-    data = 1 / self._data
+    """1 / self; backward: -g * out**2."""
+    data = 1 / float_values(self)
     if not wants_grad(self):
         return Tensor._make(data)
     return record(ReciprocalBackward0, data, (self,), {}, save_result_as="result")
 
 
 def neg(self):
-    """-self."""
+    """-self; backward: -g."""
+    _check_not_bool("Negation", self)
     if not wants_grad(self):
         return Tensor._make(-self._data)
     return record(NegBackward0, -self._data, (self,))
 
 
 def pow(self, exponent):
-    """self ** exponent, for a number or a tensor exponent."""
-    if not isinstance(exponent, Tensor):
-        if not isinstance(exponent, (int, float)):
-            raise TypeError(f"unsupported exponent type {type(exponent).__name__}")
-        data = self._data**exponent
-        if not wants_grad(self):
-            return Tensor._make(data)
-        return record(PowBackward0, data, (self,), {"exponent": exponent, "self": save(self)})
-    try:
-        data = self._data**exponent._data
-    except ValueError:
-        raise broadcast_error(self, exponent) from None
-    if not wants_grad(self, exponent):
+    """self ** exponent, for a number or a tensor exponent (and a number self: base ** tensor).
+
+    backward: g * exponent * self**(exponent - 1) to self, g * out * log(self) to exponent.
+    """
+    if not isinstance(self, Tensor):
+        return rpow(exponent, self)
+    if not isinstance(exponent, (Tensor, int, float)):
+        raise TypeError(f"unsupported exponent type {type(exponent).__name__}")
+    exponent_tensor, a, b = promote(self, exponent)
+    is_number = not isinstance(exponent, Tensor)
+    if is_number and a.dtype.kind in "iu" and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    data = _broadcasting(np.power, a, b, self, exponent_tensor)
+    if not wants_grad(self, exponent_tensor):
         return Tensor._make(data)
+    if is_number:
+        return record(PowBackward0, data, (self,), {"exponent": exponent, "self": save(self)})
     saved = {"exponent": save(exponent), "self": save(self)}
     return record(PowBackward1, data, (self, exponent), saved, "result", broadcasts=True)
 
 
 def rpow(self, base):
-    """base ** self, for a number `base`."""
+    """base ** self, for a number `base`; backward: g * out * log(base)."""
     if isinstance(base, Tensor):
         return pow(base, self)
-    data = np.asarray(base, dtype=self._data.dtype) ** self._data
+    _, a, b = promote(self, base)
+    data = b**a
     if not wants_grad(self):
         return Tensor._make(data)
     return record(PowBackward2, data, (self,), {"exponent": save(self), "self": base}, "result")
+
+
+def mul_scalar(self, other):
+    """self * a number, as PyTorch's backward formulas write it (mul.Scalar: MulBackward1)."""
+    data = self._data * other
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(MulBackward1, data, (self,), {"other": other})
+
+
+def div_scalar(self, other):
+    """self / a number, as PyTorch's backward formulas write it (div.Scalar: DivBackward1)."""
+    data = self._data / other
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(DivBackward1, data, (self,), {"other": other})
+
+
+def add_scalar(self, other):
+    """self + a number, as PyTorch's backward formulas write it (add.Scalar: AddBackward1)."""
+    data = self._data + other
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(AddBackward1, data, (self,))

@@ -1,16 +1,22 @@
-"""Comparisons: elementwise, giving bool tensors that never require grad."""
+"""Comparisons: elementwise ones give bool tensors outside the graph; equal and allclose a bool."""
 
 import numpy as np
 
+from .. import dtypes
 from ..tensor import Tensor
+from .arithmetic import broadcast_shape
+from .recording import check_tensor, promote, scalar_type_name
 
 
 def _compare(op):
     def compare(self, other):
-        other_data = other._data if isinstance(other, Tensor) else other
-        return Tensor._make(np.asarray(op(self._data, other_data)))
+        if not isinstance(other, (Tensor, bool, int, float, np.number, np.bool_)):
+            return NotImplemented  # so `x == None` is False, as in PyTorch
+        other, a, b = promote(self, other)
+        broadcast_shape(self, other)
+        return Tensor._make(np.asarray(op(a, b)))
 
-    compare.__doc__ = f"Elementwise {op.__name__} (a bool tensor, outside the graph)."
+    compare.__doc__ = f"Elementwise {op.__name__}, in the promoted dtype (a bool tensor)."
     return compare
 
 
@@ -20,3 +26,37 @@ lt = _compare(np.less)
 le = _compare(np.less_equal)
 gt = _compare(np.greater)
 ge = _compare(np.greater_equal)
+
+
+def equal(self, other):
+    """True when both have the same shape and the same values (NaN is not equal to itself)."""
+    check_tensor(other, "equal", "other", 2)
+    return self._data.shape == other._data.shape and bool(np.all(self._data == other._data))
+
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|self - other| <= atol + rtol * |other| elementwise, or equal (infinities included)."""
+    check_tensor(other, "isclose", "other", 2)
+    if self._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{scalar_type_name(self)} did not match {scalar_type_name(other)}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+    broadcast_shape(self, other)
+    a, b = self._data, other._data
+    close = a == b
+    if equal_nan and a.dtype.kind == "f":
+        close |= np.isnan(a) & np.isnan(b)
+    if rtol or atol:
+        if a.dtype.kind != "f":
+            a, b = a.astype(dtypes.default_float()), b.astype(dtypes.default_float())
+        with np.errstate(invalid="ignore"):  # inf - inf: not close, as in PyTorch
+            error = np.abs(a - b)
+            close |= np.isfinite(error) & (error <= atol + np.abs(rtol * b))
+    return Tensor._make(np.asarray(close))
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when isclose(self, other) holds for every element (a Python bool)."""
+    check_tensor(other, "allclose", "other", 2)
+    return bool(isclose(self, other, rtol, atol, equal_nan)._data.all())

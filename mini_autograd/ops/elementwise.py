@@ -1,10 +1,11 @@
-"""Elementwise functions: exp log tanh sigmoid relu sqrt abs, and copies."""
+"""Elementwise functions: exp log sin cos tanh sigmoid relu sqrt abs, rounding, and copies."""
 
 import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .recording import record, save, wants_grad
+from .arithmetic import add_scalar, mul_scalar
+from .recording import float_values, record, save, wants_grad
 
 
 class ExpBackward0(Node):
@@ -23,6 +24,42 @@ class LogBackward0(Node):
 
     def apply(self, g):
         return (g / self.saved("self"),)
+
+
+class Log1PBackward0(Node):
+    """out = log(1 + self):  d self = g / (self + 1)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g / add_scalar(self.saved("self"), 1),)
+
+
+class Expm1Backward0(Node):
+    """out = exp(self) - 1:  d self = g * (out + 1)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g * add_scalar(self.saved("result"), 1),)
+
+
+class SinBackward0(Node):
+    """out = sin(self):  d self = g * cos(self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g * self.saved("self").cos(),)
+
+
+class CosBackward0(Node):
+    """out = cos(self):  d self = g * -sin(self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g * -self.saved("self").sin(),)
 
 
 class TanhBackward0(Node):
@@ -75,6 +112,39 @@ class SqrtBackward0(Node):
         return (g / (self.saved("result") * 2),)
 
 
+class RsqrtBackward0(Node):
+    """out = 1 / sqrt(self):  d self = -0.5 * g * out**3."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (mul_scalar(g, -0.5) * self.saved("result") ** 3,)
+
+
+class LeakyReluBackward0(Node):
+    """out = self if self > 0 else negative_slope * self:  d self = g, or g * negative_slope."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (leaky_relu_backward(g, self.saved("self"), self._saved["negative_slope"]),)
+
+
+class LeakyReluBackwardBackward0(Node):
+    """out = g where self > 0, else g * slope:  d g = gg where self > 0, else gg * slope; d self = 0."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        slope = self._saved["negative_slope"]
+        return (
+            leaky_relu_backward(gg, self.saved("self"), slope)
+            if self.needs_input_grad(0)
+            else None,
+            gg * 0 if self.needs_input_grad(1) else None,
+        )
+
+
 class AbsBackward0(Node):
     """out = |self|:  d self = g * sign(self)."""
 
@@ -91,6 +161,39 @@ class SgnBackward0(Node):
 
     def apply(self, g):
         return (g * 0,)
+
+
+class SignBackward0(Node):
+    """out = sign(self), a step function:  d self = 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (Tensor._make(np.zeros_like(g._data)),)
+
+
+class FloorBackward0(SignBackward0):
+    """out = floor(self):  d self = 0."""
+
+    __slots__ = ()
+
+
+class CeilBackward0(SignBackward0):
+    """out = ceil(self):  d self = 0."""
+
+    __slots__ = ()
+
+
+class RoundBackward0(SignBackward0):
+    """out = round(self), halves to even:  d self = 0."""
+
+    __slots__ = ()
+
+
+class RoundBackward1(SignBackward0):
+    """out = round(self, decimals):  d self = 0."""
+
+    __slots__ = ()
 
 
 class CloneBackward0(Node):
@@ -111,33 +214,55 @@ class ToCopyBackward0(Node):
         return (cast(g, self._info),)
 
 
-def _unary(node_type, self, data, keep):
-    """Record a one-input operation that keeps its input ('self') or its output ('result')."""
+def _unary(node_type, self, data, keep=None):
+    """Record a one-input operation that keeps its input ('self'), its output ('result') or nothing."""
     if not wants_grad(self):
         return Tensor._make(data)
     if keep == "self":
         return record(node_type, data, (self,), {"self": save(self)})
-    return record(node_type, data, (self,), {}, save_result_as="result")
+    if keep == "result":
+        return record(node_type, data, (self,), {}, save_result_as="result")
+    return record(node_type, data, (self,), {})
 
 
 def exp(self):
-    """e ** self."""
-    return _unary(ExpBackward0, self, np.exp(self._data), "result")
+    """e ** self; backward: g * out."""
+    return _unary(ExpBackward0, self, np.exp(float_values(self)), "result")
+
+
+def expm1(self):
+    """e ** self - 1, accurate near 0; backward: g * (out + 1)."""
+    return _unary(Expm1Backward0, self, np.expm1(float_values(self)), "result")
 
 
 def log(self):
-    """Natural logarithm."""
-    return _unary(LogBackward0, self, np.log(self._data), "self")
+    """Natural logarithm; backward: g / self."""
+    return _unary(LogBackward0, self, np.log(float_values(self)), "self")
+
+
+def log1p(self):
+    """log(1 + self), accurate near 0; backward: g / (self + 1)."""
+    return _unary(Log1PBackward0, self, np.log1p(float_values(self)), "self")
+
+
+def sin(self):
+    """sin(self); backward: g * cos(self)."""
+    return _unary(SinBackward0, self, np.sin(float_values(self)), "self")
+
+
+def cos(self):
+    """cos(self); backward: g * -sin(self)."""
+    return _unary(CosBackward0, self, np.cos(float_values(self)), "self")
 
 
 def tanh(self):
-    """Hyperbolic tangent."""
-    return _unary(TanhBackward0, self, np.tanh(self._data), "result")
+    """Hyperbolic tangent; backward: g * (1 - out**2)."""
+    return _unary(TanhBackward0, self, np.tanh(float_values(self)), "result")
 
 
 def sigmoid(self):
-    """1 / (1 + e ** -self)."""
-    return _unary(SigmoidBackward0, self, _sigmoid(self._data), "result")
+    """1 / (1 + e ** -self); backward: g * out * (1 - out)."""
+    return _unary(SigmoidBackward0, self, _sigmoid(float_values(self)), "result")
 
 
 def _sigmoid(x):
@@ -147,8 +272,29 @@ def _sigmoid(x):
 
 
 def relu(self):
-    """max(self, 0)."""
+    """max(self, 0); backward: g where out > 0, else 0."""
     return _unary(ReluBackward0, self, np.maximum(self._data, 0), "result")
+
+
+def leaky_relu(self, negative_slope=0.01):
+    """self if self > 0 else negative_slope * self (torch.nn.functional.leaky_relu).
+
+    backward: g where self > 0, else g * negative_slope.
+    """
+    data = np.where(self._data > 0, self._data, self._data * negative_slope)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"negative_slope": negative_slope, "self": save(self)}
+    return record(LeakyReluBackward0, data, (self,), saved)
+
+
+def leaky_relu_backward(g, self, negative_slope):
+    """leaky_relu's backward, recorded so that create_graph can differentiate it."""
+    data = np.where(self._data > 0, g._data, g._data * negative_slope)
+    if not wants_grad(g, self):
+        return Tensor._make(data)
+    saved = {"negative_slope": negative_slope, "self": save(self)}
+    return record(LeakyReluBackwardBackward0, data, (g, self), saved)
 
 
 def threshold_backward(g, result):
@@ -169,13 +315,52 @@ def sgn(self):
 
 
 def sqrt(self):
-    """Square root."""
-    return _unary(SqrtBackward0, self, np.sqrt(self._data), "result")
+    """Square root; backward: g / (2 * out)."""
+    return _unary(SqrtBackward0, self, np.sqrt(float_values(self)), "result")
+
+
+def rsqrt(self):
+    """1 / sqrt(self); backward: -0.5 * g * out**3."""
+    return _unary(RsqrtBackward0, self, 1 / np.sqrt(float_values(self)), "result")
+
+
+def square(self):
+    """self ** 2, recorded as the power it is (PowBackward0); backward: g * 2 * self."""
+    return self**2
 
 
 def abs(self):
-    """Absolute value."""
+    """Absolute value; backward: g * sign(self)."""
     return _unary(AbsBackward0, self, np.abs(self._data), "self")
+
+
+def sign(self):
+    """-1, 0 or 1 for each element; backward: 0."""
+    return _unary(SignBackward0, self, np.sign(self._data))
+
+
+def _rounded(node_type, self, fn):
+    # integers are already whole: PyTorch returns them unchanged (numpy would give floats)
+    if self._data.dtype.kind != "f":
+        return Tensor._make(self._data.copy())
+    return _unary(node_type, self, fn(self._data))
+
+
+def floor(self):
+    """The largest whole number <= self; backward: 0."""
+    return _rounded(FloorBackward0, self, np.floor)
+
+
+def ceil(self):
+    """The smallest whole number >= self; backward: 0."""
+    return _rounded(CeilBackward0, self, np.ceil)
+
+
+def round(self, decimals=None):
+    """self rounded to `decimals` places, halves to even (0.5 -> 0, 1.5 -> 2); backward: 0."""
+    if decimals is None:
+        return _rounded(RoundBackward0, self, np.round)
+    return _rounded(RoundBackward1, self, lambda x: np.round(x, decimals))
 
 
 def clone(self):

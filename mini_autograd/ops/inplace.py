@@ -3,11 +3,13 @@ make the tensor's grad_fn the new operation, as PyTorch does."""
 
 import numpy as np
 
+from .. import dtypes
 from ..grad_mode import _State
 from ..node import Node, edge_of
 from ..tensor import Tensor
 from . import arithmetic
-from .recording import as_tensor
+from .recording import SCALAR_TYPE_NAMES, as_tensor, result_type
+from .shape import MULTI_OUTPUT_VIEWS
 
 
 class ZeroBackward0(Node):
@@ -26,9 +28,18 @@ class FillBackward2(ZeroBackward0):
 
 
 def _check_inplace_allowed(self):
-    """PyTorch's errors for in-place changes to a leaf that requires grad (or a view of one)."""
+    """PyTorch's errors for in-place changes to a leaf that requires grad, a view of one, or one
+    of the views split or unbind return."""
     if not _State.enabled or not self.requires_grad:
         return  # e.g. a detached tensor: it shares the version counter, but is no view for autograd
+    if isinstance(self.grad_fn, MULTI_OUTPUT_VIEWS):
+        op = self.grad_fn.name().removesuffix("Backward0")
+        raise RuntimeError(
+            f"Output {self._output_nr} of {op} is a view and is being modified inplace. This view "
+            "is the output of a function that returns multiple views. Such functions do not allow "
+            "the output views to be modified inplace. You should replace the inplace operation by "
+            "an out-of-place one."
+        )
     if self.grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
@@ -45,9 +56,23 @@ def _check_inplace_allowed(self):
         )
 
 
+def _check_castable(self, other, true_division=False):
+    """PyTorch's error when the result of `self op other` cannot be written back into self."""
+    dtype = result_type(self, other)
+    if true_division and dtype.kind != "f":
+        dtype = dtypes.default_float()
+    target = self._data.dtype
+    if (dtype.kind == "f" and target.kind != "f") or (dtype.kind != "b" and target.kind == "b"):
+        raise RuntimeError(
+            f"result type {SCALAR_TYPE_NAMES[dtype.name]} can't be cast to the desired output "
+            f"type {SCALAR_TYPE_NAMES[target.name]}"
+        )
+    return as_tensor(other, dtype)
+
+
 def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1):
     """self = self (op) alpha * other, written into self's memory; recorded like the out-of-place op."""
-    other = as_tensor(other, self)
+    other = _check_castable(self, other)
     _check_inplace_allowed(self)
     try:
         shape = np.broadcast_shapes(self._data.shape, other._data.shape)
@@ -91,7 +116,7 @@ def mul_(self, other):
 
 def div_(self, other):
     """self /= other, in place (recorded only outside grad mode or on tensors without grad)."""
-    other = as_tensor(other, self)
+    other = _check_castable(self, other, true_division=True)
     if _State.enabled and (self.requires_grad or other.requires_grad):
         raise RuntimeError(
             "mini_autograd records div_ only under no_grad(); use `x = x / y` instead"
@@ -123,7 +148,7 @@ def fill_(self, value):
 
 def copy_(self, src):
     """Copy src's values into self (used under no_grad, e.g. to load weights)."""
-    src = as_tensor(src, self)
+    src = as_tensor(src, self._data.dtype)
     if _State.enabled and (self.requires_grad or src.requires_grad):
         raise RuntimeError(
             "mini_autograd supports copy_ only under no_grad(); wrap it in `with no_grad():`"

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .. import dtypes
 from ..grad_mode import _State
 from ..node import edge_of
 from ..saved import SavedTensor
@@ -18,15 +19,72 @@ def wants_grad(*tensors):
     return False
 
 
-def as_tensor(x, like):
-    """`x` as a Tensor; a Python number takes `like`'s float dtype (torch's rule for scalars)."""
+# PyTorch's names for the dtypes, as its error messages print them
+SCALAR_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def scalar_type_name(tensor):
+    """PyTorch's name for the tensor's dtype ('Float', 'Long'...), as its errors print it."""
+    return SCALAR_TYPE_NAMES[tensor._data.dtype.name]
+
+
+def number_dtype(x):
+    """The dtype a Python number has in PyTorch: bool, int64, or the default float."""
+    if isinstance(x, (bool, np.bool_)):
+        return np.dtype(bool)
+    if isinstance(x, (int, np.integer)):
+        return np.dtype(np.int64)
+    return dtypes.default_float()
+
+
+def promote_types(a, b):
+    """The smaller dtype that holds both (a float always wins over an integer, as in PyTorch)."""
+    if (a.kind == "f") != (b.kind == "f"):
+        return a if a.kind == "f" else b
+    return np.promote_types(a, b)
+
+
+def _category(d):
+    return "bif".index(d.kind if d.kind != "u" else "i")
+
+
+def result_type(*operands):
+    """The dtype of an operation on tensors and Python numbers, by PyTorch's rules.
+
+    Tensors with dimensions decide; a 0-d tensor, then a number, counts only when it is of a
+    higher kind (bool < integer < float): int64 tensor * 2.5 is float32 (the default float),
+    float32 tensor + float64 0-d tensor stays float32, int64 tensor + float64 0-d is float64.
+    """
+    tiers = [None, None, None]  # tensors with dimensions, 0-d tensors, numbers
+    for x in operands:
+        if isinstance(x, Tensor):
+            tier, dtype = (0 if x._data.ndim else 1), x._data.dtype
+        else:
+            tier, dtype = 2, number_dtype(x)
+        tiers[tier] = dtype if tiers[tier] is None else promote_types(tiers[tier], dtype)
+    result = None
+    for dtype in tiers:
+        if dtype is not None and (result is None or _category(dtype) > _category(result)):
+            result = dtype if result is None else promote_types(result, dtype)
+    return result
+
+
+def as_tensor(x, dtype):
+    """`x` as a Tensor; a Python number becomes a 0-d tensor of `dtype`."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (int, float, bool, np.number)):
-        kind = like._data.dtype
-        if kind.kind != "f":
-            kind = np.dtype(np.float32) if isinstance(x, float) else kind
-        return Tensor._make(np.asarray(x, dtype=kind))
+    if isinstance(x, (int, float, bool, np.number, np.bool_)):
+        return Tensor._make(np.asarray(x, dtype=dtype))
     foreign = other_library(x)
     if foreign:
         raise TypeError(f"expected a mini_autograd Tensor or a number, {foreign}")
@@ -34,6 +92,31 @@ def as_tensor(x, like):
         f"expected a mini_autograd Tensor or a number, got {type(x).__name__}; "
         "wrap data with mini_autograd.tensor(...)"
     )
+
+
+def float_values(tensor):
+    """The tensor's values; integers and bools as the default float (PyTorch's rule for exp, sin...)."""
+    data = tensor._data
+    return data if data.dtype.kind == "f" else data.astype(dtypes.default_float())
+
+
+def promote(self, other):
+    """(other as a tensor, self's values, other's values), both in the dtype of the result."""
+    dtype = self._data.dtype
+    same = other._data.dtype == dtype if isinstance(other, Tensor) else dtype.kind == "f"
+    if not same:  # (a number never changes a float tensor's dtype)
+        dtype = result_type(self, other)
+    other = as_tensor(other, dtype)
+    return other, self._data.astype(dtype, copy=False), other._data.astype(dtype, copy=False)
+
+
+def check_tensor(value, op, name, position):
+    """PyTorch's TypeError for an argument that must be a tensor (position as torch counts it)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
+            f"{type(value).__name__}"
+        )
 
 
 def save(tensor):
@@ -44,14 +127,16 @@ def save(tensor):
 def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=False, info=None):
     """The output tensor of an operation whose backward is `node_type`.
 
-    `inputs` are the tensors the gradient flows back to (in order); `saved` maps PyTorch's
-    attribute names to what the node keeps; `save_result_as` saves the output itself.
-    `info` is what backward needs beyond that (PyTorch keeps it out of sight too); with
-    `broadcasts` it is the input shapes, so backward can undo broadcasting.
+    `inputs` are the tensors the gradient flows back to (in order; None for an input that
+    cannot have one, such as an absent clamp bound); `saved` maps PyTorch's attribute names to
+    what the node keeps; `save_result_as` saves the output itself. `info` is what backward
+    needs beyond that (PyTorch keeps it out of sight too); with `broadcasts` it is the input
+    shapes, so backward can undo broadcasting.
     """
     if broadcasts:
-        info = tuple([t._data.shape for t in inputs])
-    node = node_type(tuple([edge_of(t) for t in inputs]), saved, info)
+        info = tuple([None if t is None else t._data.shape for t in inputs])
+    edges = tuple([(None, 0) if t is None else edge_of(t) for t in inputs])
+    node = node_type(edges, saved, info)
     if node._origin is not None:
         node._origin.shape = data.shape
     out = Tensor._make(data, True, node)

@@ -1,16 +1,22 @@
-"""Reductions: sum, mean, max."""
+"""Reductions: sum, mean, prod, max and min, argmax, std and var, logsumexp, all and any, norm."""
 
+import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .recording import record, save, wants_grad
-from .shape import normalize_dim
+from .arithmetic import div_scalar, mul_scalar
+from .indexing import ScatterBackward0, scatter_into_zeros
+from .piecewise import masked_fill, maximum, minimum, where
+from .recording import float_values, record, save, scalar_type_name, wants_grad
+from .shape import cat, normalize_dim
 
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}  # PyTorch's names for dtypes
+# what max(dim) and min(dim) return: a tuple (values, indices), as torch.return_types.max
 MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
 
 
 def _normalize_dims(dim, ndim):
@@ -19,6 +25,13 @@ def _normalize_dims(dim, ndim):
         return None
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     return tuple(sorted(normalize_dim(d, ndim) for d in dims))
+
+
+def _unsqueeze_dims(g, dims):
+    """Put back the dims a reduction without keepdim removed (ascending, so each lands in place)."""
+    for d in dims:
+        g = g.unsqueeze(d)
+    return g
 
 
 def _expand_back(g, dims, keepdim, shape):
@@ -55,7 +68,7 @@ class MeanBackward0(Node):
 
     def apply(self, g):
         s = self._saved
-        return (_expand_back(g, None, False, s["self_sym_sizes"]) / s["self_sym_numel"],)
+        return (div_scalar(_expand_back(g, None, False, s["self_sym_sizes"]), s["self_sym_numel"]),)
 
 
 class MeanBackward1(Node):
@@ -66,7 +79,7 @@ class MeanBackward1(Node):
     def apply(self, g):
         s = self._saved
         count = s["self_sym_numel"] // (g._data.size or 1)
-        return (_expand_back(g, self._info, s["keepdim"], s["self_sym_sizes"]) / count,)
+        return (div_scalar(_expand_back(g, self._info, s["keepdim"], s["self_sym_sizes"]), count),)
 
 
 class MaxBackward1(Node):
@@ -75,8 +88,20 @@ class MaxBackward1(Node):
     __slots__ = ()
 
     def apply(self, g):
-        winners = (self.saved("self")._data == self.saved("result")._data).astype(g._data.dtype)
-        return (g * Tensor._make(winners / winners.sum()),)
+        return (_evenly_distribute(g, self.saved("self"), self.saved("result")),)
+
+
+class MinBackward1(MaxBackward1):
+    """out = min(self):  d self = g shared evenly among the elements equal to the min."""
+
+    __slots__ = ()
+
+
+def _evenly_distribute(g, x, value):
+    """zeros with g / count where x equals value (NaN counts as equal to a NaN result)."""
+    ties = np.isnan(x._data) if np.isnan(value._data) else x._data == value._data
+    zeros = Tensor._make(np.zeros_like(x._data))
+    return masked_fill(zeros, Tensor._make(ties), g / Tensor._make(ties.sum()))
 
 
 class MaxBackward0(Node):
@@ -86,19 +111,111 @@ class MaxBackward0(Node):
 
     def apply(self, g):
         s = self._saved
-        dim, indices = self._info, self.saved("indices")._data
+        dim, indices = s["dim"], self.saved("indices")
         if not s["keepdim"]:
-            g = g.unsqueeze(dim)
-            indices = np.expand_dims(indices, dim)
-        shape = s["self_sym_sizes"]
-        positions = np.arange(shape[dim]).reshape(
-            [-1 if d == dim else 1 for d in range(len(shape))]
-        )
-        return (g * Tensor._make((positions == indices).astype(g._data.dtype)),)
+            g, indices = g.unsqueeze(dim), indices.unsqueeze(dim)
+        return (scatter_into_zeros(g, s["self_sym_sizes"], dim, indices, ScatterBackward0),)
+
+
+class MinBackward0(MaxBackward0):
+    """(values, indices) = min(self, dim):  d self = g at the indices, 0 elsewhere."""
+
+    __slots__ = ()
+
+
+class ProdBackward0(Node):
+    """out = prod(self):  d self = g * out / self (the product of the other elements)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x = self.saved("self")
+        if x._data.ndim == 0:
+            return (g,)
+        return (_prod_backward(g, x, self.saved("result"), None),)
+
+
+class ProdBackward1(Node):
+    """out = prod(self, dim):  d self = g * out / self (the product of the others along dim)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s, x, result = self._saved, self.saved("self"), self.saved("result")
+        if x._data.ndim == 0:
+            return (g,)
+        d = normalize_dim(s["dim"], x._data.ndim)
+        if not s["keepdim"]:
+            g, result = g.unsqueeze(d), result.unsqueeze(d)
+        return (_prod_backward(g, x, result, d),)
+
+
+def _prod_backward(g, x, result, dim):
+    """g * the product of the other elements (along dim, or of all for None): g * out / self."""
+    if not np.any(x._data == 0):
+        return g * (result / x)
+    # out / self would be 0 / 0: multiply the other elements, one position at a time
+    flat = x.reshape(-1) if dim is None else x
+    d = 0 if dim is None else dim
+    others = []
+    for i in range(flat._data.shape[d]):
+        alone = np.zeros([n if a == d else 1 for a, n in enumerate(flat._data.shape)], bool)
+        alone[(0,) * d + (i,)] = True
+        others.append(prod(masked_fill(flat, Tensor._make(alone), 1), d, keepdim=True))
+    return g * cat(others, d).reshape(x._data.shape)
+
+
+class VarBackward0(Node):
+    """out = var(self, dim):  d self = g * 2 * (self - mean(self, dim)) / (N - correction)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (_var_backward(g, self.saved("self"), self._saved),)
+
+
+class StdBackward0(Node):
+    """out = sqrt(var(self, dim)):  d self = var's backward of g / (2 * out), 0 where out = 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        result = self.saved("result")
+        g_var = masked_fill(g / mul_scalar(result, 2), result == 0, 0)
+        return (_var_backward(g_var, self.saved("self"), self._saved),)
+
+
+def _var_backward(g, x, saved):
+    """2 / (N - correction) * g * (self - mean), as PyTorch writes it (so create_graph agrees)."""
+    dim, correction = saved["dim"], saved["correction"]
+    correction = 1 if correction is None else correction
+    if x._data.ndim == 0 or dim is None:
+        dof = x._data.size - correction
+        if dof <= 0:  # 2 / 0: infinite, and NaN where self equals its mean
+            return g * where(x == x.mean(), math.nan, math.inf)
+        return mul_scalar(g, 2.0 / dof) * (x - x.mean())
+    dims = _normalize_dims(dim, x._data.ndim)
+    if not saved["keepdim"] and x._data.ndim > 1:
+        g = _unsqueeze_dims(g, dims)
+    dof = math.prod(x._data.shape[d] for d in dims) - correction
+    return mul_scalar(g, 2.0 / dof if dof else math.inf) * (x - x.mean(dim, keepdim=True))
+
+
+class LogsumexpBackward0(Node):
+    """out = log(sum(exp(self), dim)):  d self = g * exp(self - out), the softmax of self."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s, x, result = self._saved, self.saved("self"), self.saved("result")
+        if not s["keepdim"] and x._data.ndim:
+            dims = _normalize_dims(s["dim"], x._data.ndim)
+            g, result = _unsqueeze_dims(g, dims), _unsqueeze_dims(result, dims)
+        return (g * (x - result).exp(),)
 
 
 def sum(self, dim=None, keepdim=False):
-    """Sum of all elements, or over `dim` (an int or a tuple)."""
+    """Sum of all elements, or over `dim` (an int or a tuple); backward: g broadcast back."""
     dims = _normalize_dims(dim, self._data.ndim)
     data = np.asarray(np.sum(self._data, axis=dims, keepdims=keepdim))
     if not wants_grad(self):
@@ -110,11 +227,11 @@ def sum(self, dim=None, keepdim=False):
 
 
 def mean(self, dim=None, keepdim=False):
-    """Mean of all elements, or over `dim`."""
+    """Mean of all elements, or over `dim`; backward: g / (number averaged), broadcast back."""
     if self._data.dtype.kind != "f":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_SCALAR_NAMES.get(self.dtype.name, self.dtype.name)}"
+            f"complex dtype. Got: {scalar_type_name(self)}"
         )
     dims = _normalize_dims(dim, self._data.ndim)
     data = np.asarray(np.mean(self._data, axis=dims, keepdims=keepdim), dtype=self._data.dtype)
@@ -128,21 +245,178 @@ def mean(self, dim=None, keepdim=False):
 
 
 def max(self, dim=None, keepdim=False):
-    """The largest element, or (values, indices) along `dim`."""
+    """The largest element; with `dim`, (values, indices) along it; with a tensor, maximum().
+
+    backward: g to the largest element (shared among ties when there is no dim).
+    """
+    if isinstance(dim, Tensor):
+        return maximum(self, dim)
+    return _extreme(self, dim, keepdim, "max", np.max, np.argmax, MaxResult)
+
+
+def min(self, dim=None, keepdim=False):
+    """The smallest element; with `dim`, (values, indices) along it; with a tensor, minimum().
+
+    backward: g to the smallest element (shared among ties when there is no dim).
+    """
+    if isinstance(dim, Tensor):
+        return minimum(self, dim)
+    return _extreme(self, dim, keepdim, "min", np.min, np.argmin, MinResult)
+
+
+_EXTREME_NODES = {"max": (MaxBackward1, MaxBackward0), "min": (MinBackward1, MinBackward0)}
+
+
+def _extreme(self, dim, keepdim, name, numpy_fn, numpy_arg, result_type):
+    whole, along_dim = _EXTREME_NODES[name]
     if dim is None:
-        data = np.asarray(self._data.max())
+        _check_not_empty(self, name, "Specify the reduction dim with the 'dim' argument.")
+        data = np.asarray(numpy_fn(self._data))
         if not wants_grad(self):
             return Tensor._make(data)
-        return record(MaxBackward1, data, (self,), {"self": save(self)}, save_result_as="result")
-    d = normalize_dim(dim, self._data.ndim)
-    indices = Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
-    data = np.max(self._data, axis=d, keepdims=keepdim)
+        return record(whole, data, (self,), {"self": save(self)}, save_result_as="result")
+    d = _reduced_dim(self, dim, name)
+    indices = Tensor._make(np.asarray(numpy_arg(self._data, axis=d, keepdims=keepdim)))
+    data = numpy_fn(self._data, axis=d, keepdims=keepdim)
     if not wants_grad(self):
-        return MaxResult(Tensor._make(data), indices)
-    saved = {"dim": dim, "keepdim": keepdim, "self_sym_sizes": self._data.shape}
-    values = record(MaxBackward0, data, (self,), saved, info=d)
-    values.grad_fn._saved["indices"] = save(indices)
-    return MaxResult(values, indices)
+        return result_type(Tensor._make(data), indices)
+    saved = {
+        "dim": dim,
+        "indices": save(indices),
+        "keepdim": keepdim,
+        "self_sym_sizes": self._data.shape,
+    }
+    return result_type(record(along_dim, data, (self,), saved), indices)
+
+
+def _check_not_empty(self, name, advice=""):
+    if self._data.size == 0:
+        message = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+        if advice:
+            raise RuntimeError(f"{message} {advice}")
+        raise IndexError(message)
+
+
+def _reduced_dim(self, dim, name):
+    """dim as a non-negative index, after PyTorch's check that it is not empty."""
+    d = normalize_dim(dim, self._data.ndim)
+    if self._data.ndim and self._data.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return d
+
+
+def argmax(self, dim=None, keepdim=False):
+    """The index of the largest element (of the flattened tensor when dim is None); not differentiable."""
+    return _arg_extreme(self, dim, keepdim, "argmax", np.argmax)
+
+
+def argmin(self, dim=None, keepdim=False):
+    """The index of the smallest element (of the flattened tensor when dim is None)."""
+    return _arg_extreme(self, dim, keepdim, "argmin", np.argmin)
+
+
+def _arg_extreme(self, dim, keepdim, name, numpy_arg):
+    if dim is None:
+        _check_not_empty(self, name)
+        index = numpy_arg(self._data)
+        return Tensor._make(np.full((1,) * self._data.ndim if keepdim else (), index))
+    d = _reduced_dim(self, dim, name)
+    return Tensor._make(np.asarray(numpy_arg(self._data, axis=d, keepdims=keepdim)))
+
+
+def prod(self, dim=None, keepdim=False):
+    """The product of all elements, or along `dim`; backward: g * out / self (with zeros too)."""
+    axis = None if dim is None else normalize_dim(dim, self._data.ndim)
+    dtype = np.int64 if self._data.dtype.kind in "biu" else None  # PyTorch's for integers
+    data = np.asarray(np.prod(self._data, axis, dtype, keepdims=keepdim and dim is not None))
+    if not wants_grad(self):
+        return Tensor._make(data)
+    if dim is None:
+        return record(ProdBackward0, data, (self,), {"self": save(self)}, save_result_as="result")
+    saved = {"dim": dim, "keepdim": keepdim, "self": save(self)}
+    return record(ProdBackward1, data, (self,), saved, save_result_as="result")
+
+
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """sum((self - mean)**2) / (N - correction) over `dim`: correction 1 unless unbiased=False.
+
+    backward: g * 2 * (self - mean) / (N - correction).
+    """
+    return _variance(self, dim, unbiased, keepdim, correction, "var")
+
+
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """sqrt(var(self, dim, ...)): the standard deviation; backward: var's, times g / (2 * out)."""
+    return _variance(self, dim, unbiased, keepdim, correction, "std")
+
+
+def _variance(self, dim, unbiased, keepdim, correction, name):
+    if isinstance(dim, bool):  # std(False): PyTorch's std(unbiased) form
+        dim, unbiased = None, dim
+    if self._data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    # what the node saves: the correction as given, or as unbiased / a dim implies it
+    if correction is None and (unbiased is not None or dim is not None):
+        correction = 0 if unbiased is False else 1
+    dims = _normalize_dims(dim, self._data.ndim)
+    x = self._data
+    count = x.size if dims is None else math.prod(x.shape[d] for d in dims)
+    dof = count - (1 if correction is None else correction)
+    if dof <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    squares = (x - x.mean(axis=dims, keepdims=True)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.sum(squares, axis=dims, keepdims=keepdim) / np.maximum(dof, 0)
+    data = np.asarray(np.sqrt(values) if name == "std" else values, dtype=x.dtype)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {
+        "correction": correction,
+        "dim": None if dim is None else _as_given(dim),
+        "keepdim": keepdim,
+        "self": save(self),
+    }
+    if name == "std":
+        return record(StdBackward0, data, (self,), saved, save_result_as="result")
+    return record(VarBackward0, data, (self,), saved)
+
+
+def logsumexp(self, dim, keepdim=False):
+    """log(sum(exp(self))) over dim, computed without overflow; backward: g * softmax(self)."""
+    dims = _normalize_dims(dim, self._data.ndim)
+    x = float_values(self)
+    shift = np.max(x, axis=dims, keepdims=True)
+    shift = np.where(np.isinf(shift), 0, shift)  # all -inf (or an inf): nothing to shift
+    summed = np.sum(np.exp(x - shift), axis=dims, keepdims=True)
+    data = np.log(summed) + shift
+    if not keepdim:
+        data = np.squeeze(data, dims)
+    data = np.asarray(data, dtype=x.dtype)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"dim": _as_given(dim), "keepdim": keepdim, "self": save(self)}
+    return record(LogsumexpBackward0, data, (self,), saved, save_result_as="result")
+
+
+def all(self, dim=None, keepdim=False):
+    """True where every element (over dim) is nonzero: a bool tensor (uint8 for uint8)."""
+    return _logical(self, dim, keepdim, np.all)
+
+
+def any(self, dim=None, keepdim=False):
+    """True where some element (over dim) is nonzero: a bool tensor (uint8 for uint8)."""
+    return _logical(self, dim, keepdim, np.any)
+
+
+def _logical(self, dim, keepdim, numpy_fn):
+    dims = _normalize_dims(dim, self._data.ndim)
+    data = np.asarray(numpy_fn(self._data, axis=dims, keepdims=keepdim))
+    return Tensor._make(data.astype(np.uint8) if self._data.dtype == np.uint8 else data)
 
 
 def _as_given(dim):
@@ -194,7 +468,7 @@ def norm(self, p="fro", dim=None, keepdim=False):
     if self._data.dtype.kind != "f":
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{_SCALAR_NAMES.get(self.dtype.name, self.dtype.name)}"
+            f"{scalar_type_name(self)}"
         )
     dims = _normalize_dims(dim, self._data.ndim)
     magnitude = np.abs(self._data)

@@ -3,6 +3,8 @@
 Views share memory and the version counter with the tensor they look into, as in PyTorch.
 """
 
+import operator
+
 import numpy as np
 
 from ..node import Node
@@ -125,7 +127,7 @@ class AliasBackward0(Node):
 
 def reshape(self, *shape):
     """The same elements in a new shape: a view when possible, else a copy (as PyTorch does)."""
-    shape = _shape_arg(shape)
+    shape = shape_arg(shape)
     try:
         return view(self, *shape)
     except RuntimeError as error:
@@ -142,7 +144,7 @@ def reshape(self, *shape):
 
 def view(self, *shape):
     """The same memory seen with a new shape; fails where a copy would be needed."""
-    shape = _shape_arg(shape)
+    shape = shape_arg(shape)
     if min(shape, default=0) < -1:  # numpy would read any negative size as "infer it"
         i = min(i for i, s in enumerate(shape) if s < -1)
         raise RuntimeError(
@@ -193,7 +195,7 @@ def t(self):
 
 def permute(self, *dims):
     """Reorder the dimensions (a view)."""
-    dims = _shape_arg(dims)
+    dims = shape_arg(dims)
     if len(dims) != self._data.ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -235,7 +237,7 @@ def squeeze_dim_of_matmul(self, dim):
 
 def expand(self, *sizes):
     """Broadcast to a larger shape without copying (-1 keeps a size)."""
-    sizes = _shape_arg(sizes)
+    sizes = shape_arg(sizes)
     lead = len(sizes) - self._data.ndim
     if lead < 0 or min(sizes[:lead], default=0) < 0:
         raise _expand_error(self, sizes)
@@ -247,6 +249,21 @@ def expand(self, *sizes):
     if data.shape == self._data.shape and not wants_grad(self):
         return Tensor._make(self._data)
     return _view_of(self, data, ExpandBackward0, {"self_sym_sizes": self._data.shape})
+
+
+def expand_as(self, other):
+    """expand(self, *other.shape)."""
+    return expand(self, *other._data.shape)
+
+
+def view_as(self, other):
+    """view(self, *other.shape)."""
+    return view(self, *other._data.shape)
+
+
+def reshape_as(self, other):
+    """reshape(self, *other.shape)."""
+    return reshape(self, *other._data.shape)
 
 
 def _expand_error(self, sizes):
@@ -273,7 +290,7 @@ def _expand_error(self, sizes):
     return RuntimeError(f"cannot expand {list(shape)} to {list(sizes)}")
 
 
-def _shape_arg(shape):
+def shape_arg(shape):
     """Accept both f(2, 3) and f((2, 3))."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -520,7 +537,7 @@ def _tensor_list(tensors, name):
 
 # --- splitting -----------------------------------------------------------------------------
 class SplitBackward0(Node):
-    """outs = chunk(self, chunks, dim):  d self = the outputs' gradients joined along dim.
+    """outs = split(self, split_size, dim):  d self = the outputs' gradients joined along dim.
 
     One node with an output per piece, as in PyTorch; a piece that got no gradient gives zeros.
     """
@@ -528,39 +545,160 @@ class SplitBackward0(Node):
     __slots__ = ()
 
     def apply(self, *grads):
-        s = self._saved
-        dim, sizes, shape = self._info, s["split_size"], s["self_sym_sizes"]
+        dim, sizes = self._info
         like = next(g for g in grads if g is not None)
         parts = []
-        for i, start in enumerate(range(0, shape[dim], sizes)):
+        for i, size in enumerate(sizes):
             g = grads[i] if i < len(grads) else None
             if g is None:
-                piece = list(shape)
-                piece[dim] = min(sizes, shape[dim] - start)
-                g = Tensor._make(np.zeros(piece, dtype=like._data.dtype))
+                shape = list(self._saved["self_sym_sizes"])
+                shape[dim] = size
+                g = Tensor._make(np.zeros(shape, dtype=like._data.dtype))
             parts.append(g)
         return (cat(parts, dim),)
 
 
-def chunk(self, chunks, dim=0):
-    """Split into `chunks` pieces along `dim` (views; the last may be smaller, as in PyTorch)."""
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = normalize_dim(dim, self._data.ndim)
-    size = self._data.shape[d]
-    split_size = -(-size // chunks) if size else 1
-    starts = range(0, size, split_size) if size else range(1)
-    pieces = [
-        self._data[(slice(None),) * d + (slice(start, start + split_size),)] for start in starts
-    ]
+class SplitWithSizesBackward0(SplitBackward0):
+    """outs = split(self, [sizes...], dim):  d self = the outputs' gradients joined along dim."""
+
+    __slots__ = ()
+
+
+class UnbindBackward0(Node):
+    """outs = the slices of self along dim:  d self = their gradients stacked (zeros if none)."""
+
+    __slots__ = ()
+
+    def apply(self, *grads):
+        like = next(g for g in grads if g is not None)
+        zeros = Tensor._make(np.zeros(like._data.shape, dtype=like._data.dtype))
+        parts = [
+            grads[i] if i < len(grads) and grads[i] is not None else zeros
+            for i in range(self._info)
+        ]
+        return (stack(parts, self._saved["dim"]),)
+
+
+# their outputs are views that PyTorch refuses to change in place
+MULTI_OUTPUT_VIEWS = (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0)
+
+
+def _views_of(self, pieces, node_type, saved, info):
+    """Views of self that one multi-output node records (split, chunk, unbind)."""
     owner = self if self._version_owner is None else self._version_owner
+    if not pieces:
+        return ()
     if not wants_grad(self):
         outs = [Tensor._make(piece) for piece in pieces]
     else:
-        saved = {"dim": dim, "self_sym_sizes": self._data.shape, "split_size": split_size}
-        first = record(SplitBackward0, pieces[0], (self,), saved, info=d)
+        first = record(node_type, pieces[0], (self,), saved, info=info)
         node = first.grad_fn
         outs = [first] + [Tensor._make(p, True, node, nr) for nr, p in enumerate(pieces[1:], 1)]
     for out in outs:
         out._version_owner = owner
     return tuple(outs)
+
+
+def _split(self, dim, sizes, node_type, saved):
+    d = normalize_dim(dim, self._data.ndim)
+    starts = np.cumsum([0, *sizes[:-1]]).tolist()
+    pieces = [
+        self._data[(slice(None),) * d + (slice(start, start + size),)]
+        for start, size in zip(starts, sizes)
+    ]
+    return _views_of(self, pieces, node_type, saved, (d, sizes))
+
+
+def _need_dims(self, name):
+    if self._data.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
+
+
+def chunk(self, chunks, dim=0):
+    """Split into `chunks` pieces along `dim` (views; the last may be smaller, as in PyTorch).
+
+    backward: the pieces' gradients joined along dim (SplitBackward0, as split).
+    """
+    _need_dims(self, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = self._data.shape[normalize_dim(dim, self._data.ndim)]
+    split_size = -(-size // chunks) if size else 1
+    sizes = [min(split_size, size - start) for start in range(0, size, split_size)] or [0]
+    saved = {"dim": dim, "self_sym_sizes": self._data.shape, "split_size": split_size}
+    return _split(self, dim, sizes, SplitBackward0, saved)
+
+
+def split(self, split_size_or_sections, dim=0):
+    """Pieces of split_size along dim (the last may be smaller), or of the sizes in a list.
+
+    Views of self; backward: the pieces' gradients joined along dim.
+    """
+    _need_dims(self, "split")
+    size = self._data.shape[normalize_dim(dim, self._data.ndim)]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(n) for n in split_size_or_sections]
+        if min(sizes, default=0) < 0:
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={sizes}"
+            )
+        if sum(sizes) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                f"size at dimension {normalize_dim(dim, self._data.ndim)}), but got "
+                f"split_sizes={sizes}"
+            )
+        saved = {"dim": dim, "self_sym_sizes": self._data.shape, "split_sizes": tuple(sizes)}
+        return _split(self, dim, sizes, SplitWithSizesBackward0, saved)
+    split_size = int(split_size_or_sections)
+    if split_size < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size}"
+        )
+    if split_size == 0 and size:
+        raise RuntimeError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+        )
+    sizes = [min(split_size, size - start) for start in range(0, size, split_size or 1)] or [0]
+    saved = {"dim": dim, "self_sym_sizes": self._data.shape, "split_size": split_size}
+    return _split(self, dim, sizes, SplitBackward0, saved)
+
+
+def unbind(self, dim=0):
+    """The slices of self along dim, as a tuple of views; backward: their gradients stacked."""
+    if self._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = normalize_dim(dim, self._data.ndim)
+    pieces = [self._data[(slice(None),) * d + (i,)] for i in range(self._data.shape[d])]
+    return _views_of(self, pieces, UnbindBackward0, {"dim": dim}, len(pieces))
+
+
+def narrow(self, dim, start, length):
+    """self[..., start:start + length, ...] along dim (a view, recorded as a slice).
+
+    backward: zeros with g placed in the slice.
+    """
+    if self._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start, length = operator.index(start), operator.index(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = normalize_dim(dim, self._data.ndim)
+    size = self._data.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    key = (slice(None),) * d + (slice(start, start + length),)
+    saved = {
+        "dim": dim,
+        "end": start + length,
+        "self_sym_sizes": self._data.shape,
+        "start": start,
+        "step": 1,
+    }
+    return _view_of(self, self._data[key], SliceBackward0, saved, info=key)

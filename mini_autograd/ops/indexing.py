@@ -1,0 +1,212 @@
+"""Copying elements by position: gather, index_select, repeat, flip (new memory, not views).
+
+Their backwards put the gradient back where each element came from: scatter_add, index_add.
+"""
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor
+from .recording import check_tensor, record, save, wants_grad
+from .shape import normalize_dim, shape_arg
+
+
+class GatherBackward0(Node):
+    """out = self.gather(dim, index):  d self = zeros with g added at index along dim."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        shape = self.saved("self")._data.shape
+        return (scatter_into_zeros(g, shape, s["dim"], self.saved("index"), ScatterAddBackward0),)
+
+
+class ScatterBackward0(Node):
+    """out = zeros.scatter(dim, index, src):  d src = g.gather(dim, index)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (None, gather(g, self._saved["dim"], self.saved("index")))
+
+
+class ScatterAddBackward0(ScatterBackward0):
+    """out = zeros.scatter_add(dim, index, src):  d src = g.gather(dim, index)."""
+
+    __slots__ = ()
+
+
+class IndexSelectBackward0(Node):
+    """out = self.index_select(dim, index):  d self = zeros with g added at index along dim."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        return (_index_add_into_zeros(g, s["self_sym_sizes"], s["dim"], self.saved("index")),)
+
+
+class IndexAddBackward0(Node):
+    """out = zeros.index_add(dim, index, source):  d source = g.index_select(dim, index)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (None, index_select(g, self._saved["dim"], self.saved("index")))
+
+
+class RepeatBackward0(Node):
+    """out = self tiled `repeats` times:  d self = g summed over the copies."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        repeats, shape = self._saved["repeats"], self._saved["self_sym_sizes"]
+        if 0 in repeats:
+            return (Tensor._make(np.zeros(shape, dtype=g._data.dtype)),)
+        lead = len(repeats) - len(shape)
+        for _ in range(lead):
+            g = g.sum(0)
+        # view each repeated dim of size r * n as (r, n) and sum over the r copies
+        sizes, copies = [], []
+        for r, n in zip(repeats[lead:], shape):
+            if r != 1:
+                sizes.append(r)
+                copies.append(len(sizes) - 1)
+            sizes.append(n)
+        return (g.reshape(sizes).sum(tuple(copies)) if copies else g,)
+
+
+class FlipBackward0(Node):
+    """out = self reversed along dims:  d self = g reversed along dims."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (flip(g, *self._saved["dims"]),)
+
+
+def _check_index(index, op, dtypes_text):
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"{op}(): Expected dtype {dtypes_text} for index")
+
+
+def gather(self, dim, index):
+    """out[i][j] = self[index[i][j]][j] for dim 0 (self[i][index[i][j]] for dim 1, ...).
+
+    backward: g added back at the gathered positions (scatter_add).
+    """
+    check_tensor(index, "gather", "index", 2)
+    _check_index(index, "gather", "int32/int64")
+    d = normalize_dim(dim, self._data.ndim)
+    if index._data.ndim != self._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for i, (n, size) in enumerate(zip(index._data.shape, self._data.shape)):
+        if i != d and n > size:
+            raise RuntimeError(
+                f"Size does not match at dimension {i} expected index {list(index.shape)} to be "
+                f"no larger than self {list(self.shape)} apart from dimension {d}"
+            )
+    size = self._data.shape[d]
+    out_of_bounds = (index._data < 0) | (index._data >= size)
+    if out_of_bounds.any():
+        raise RuntimeError(
+            f"index {index._data[out_of_bounds][0]} is out of bounds for dimension {d} with "
+            f"size {size}"
+        )
+    block = tuple(slice(None) if i == d else slice(n) for i, n in enumerate(index._data.shape))
+    data = np.take_along_axis(self._data[block], index._data, axis=d)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"dim": dim, "index": save(index), "self": save(self), "sparse_grad": False}
+    return record(GatherBackward0, data, (self,), saved)
+
+
+def scatter_into_zeros(src, shape, dim, index, node_type):
+    """zeros(shape) with src added at index along dim (the backward of gather, max and min)."""
+    d = normalize_dim(dim, len(shape))
+    key = list(np.ix_(*[np.arange(n) for n in index._data.shape]))
+    key[d] = index._data
+    data = np.zeros(shape, dtype=src._data.dtype)
+    np.add.at(data, tuple(key), src._data)
+    if not wants_grad(src):
+        return Tensor._make(data)
+    return record(node_type, data, (None, src), {"dim": dim, "index": save(index)})
+
+
+def index_select(self, dim, index):
+    """The slices self[..., i, ...] along dim for each i in index (a 1-d or 0-d tensor).
+
+    backward: g added back at those slices (index_add).
+    """
+    check_tensor(index, "index_select", "index", 2)
+    if index._data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    _check_index(index, "index_select", "int32 or int64")
+    d = normalize_dim(dim, self._data.ndim)
+    size = self._data.shape[d]
+    positions = index._data.reshape(-1)
+    bad = positions[(positions < 0) | (positions >= size)]
+    if bad.size:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={size}")
+    data = np.take(self._data, positions, axis=d)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"dim": dim, "index": save(index), "self_sym_sizes": self._data.shape}
+    return record(IndexSelectBackward0, data, (self,), saved)
+
+
+def _index_add_into_zeros(source, shape, dim, index):
+    """zeros(shape) with source's slices added at index along dim (index_select's backward)."""
+    d = normalize_dim(dim, len(shape))
+    data = np.zeros(shape, dtype=source._data.dtype)
+    np.add.at(data, (slice(None),) * d + (index._data.reshape(-1),), source._data)
+    if not wants_grad(source):
+        return Tensor._make(data)
+    saved = {
+        "alpha": 1,
+        "dim": dim,
+        "index": save(index),
+        "source": save(source),
+        "source_dim": source._data.ndim,
+    }
+    return record(IndexAddBackward0, data, (None, source), saved)
+
+
+def repeat(self, *repeats):
+    """self tiled: repeat(2, 3) copies it twice along dim 0 and 3 times along dim 1.
+
+    backward: the gradients of the copies, summed.
+    """
+    repeats = shape_arg(repeats)
+    if len(repeats) < self._data.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+            "tensor"
+        )
+    padded = (1,) * (len(repeats) - self._data.ndim) + self._data.shape
+    sizes = [r * n for r, n in zip(repeats, padded)]
+    if min(sizes, default=0) < 0:
+        negative = next(s for s in sizes if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: {sizes}")
+    data = np.tile(self._data, repeats)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"repeats": repeats, "self_sym_sizes": self._data.shape}
+    return record(RepeatBackward0, data, (self,), saved)
+
+
+def flip(self, *dims):
+    """A copy with the order of the elements reversed along dims; backward: g reversed too."""
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = shape_arg(dims)
+    axes = [normalize_dim(d, self._data.ndim) for d in dims]
+    for axis in axes:
+        if axes.count(axis) > 1:
+            raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+    data = np.flip(self._data, axes).copy()
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(FlipBackward0, data, (self,), {"dims": dims})

@@ -1,0 +1,311 @@
+"""Piecewise functions: where, clamp, maximum and minimum, masked_fill.
+
+The gradient flows to whichever value was chosen, and is 0 for the rest.
+"""
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor
+from .arithmetic import broadcast_shape, div_scalar
+from .recording import (
+    as_tensor,
+    check_tensor,
+    record,
+    result_type,
+    save,
+    scalar_type_name,
+    sum_to,
+    wants_grad,
+)
+
+# The C++ names PyTorch's masked_fill prints for a mask that is not bool
+_C_TYPE_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "uint8": "unsigned char",
+}
+
+
+class WhereBackward0(Node):
+    """out = where(condition, self, other):  d self = g where condition, d other = g elsewhere."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        condition, (self_shape, other_shape) = self.saved("condition"), self._info
+        return (
+            _passes(condition, g, self_shape) if self.needs_input_grad(0) else None,
+            sum_to(where(condition, 0, g), other_shape) if self.needs_input_grad(1) else None,
+        )
+
+
+def _passes(condition, g, shape):
+    """g where condition holds, else 0, summed back to `shape` (an input's shape)."""
+    return sum_to(where(condition, g, 0), shape)
+
+
+def _inside(x, low, high):
+    """The bool tensor `low <= x <= high` (a bound that is None does not limit)."""
+    inside = np.ones(x.shape, dtype=bool)
+    if low is not None:
+        inside = inside & (x >= low)._data
+    if high is not None:
+        inside = inside & (x <= high)._data
+    return Tensor._make(inside)
+
+
+class ClampBackward1(Node):
+    """out = min(max(self, min), max), numbers:  d self = g where min <= self <= max, else 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        return (where(_inside(self.saved("self"), s["min"], s["max"]), g, 0),)
+
+
+class ClampBackward0(Node):
+    """out = min(max(self, min), max), tensors:  g goes to self, min or max, whichever is out.
+
+    d self = g where min <= self <= max; d min = g where self < min (and min < max);
+    d max = g where self > max (or max < min, when max wins over min).
+    """
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, shapes = self.saved("self"), self._info
+        low, high = self.saved("min"), self.saved("max")
+        to_low = to_high = None
+        if self.needs_input_grad(1):
+            below = x < low
+            to_low = below if high is None else Tensor._make(below._data & (low < high)._data)
+        if self.needs_input_grad(2):
+            above = x > high
+            to_high = above if low is None else Tensor._make(above._data | (high < low)._data)
+        return (
+            _passes(_inside(x, low, high), g, shapes[0]) if self.needs_input_grad(0) else None,
+            None if to_low is None else _passes(to_low, g, shapes[1]),
+            None if to_high is None else _passes(to_high, g, shapes[2]),
+        )
+
+
+class ClampMinBackward0(Node):
+    """out = max(self, min), min a number:  d self = g where self >= min, else 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (where(self.saved("self") >= self._saved["min"], g, 0),)
+
+
+class ClampMinBackward1(Node):
+    """out = max(self, min), min a tensor:  d self = g where self >= min,  d min = g elsewhere."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, bound = self.saved("self"), self.saved("min")
+        return (
+            _passes(x >= bound, g, self._info[0]) if self.needs_input_grad(0) else None,
+            _passes(x < bound, g, self._info[1]) if self.needs_input_grad(1) else None,
+        )
+
+
+class ClampMaxBackward0(Node):
+    """out = min(self, max), max a number:  d self = g where self <= max, else 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (where(self.saved("self") <= self._saved["max"], g, 0),)
+
+
+class ClampMaxBackward1(Node):
+    """out = min(self, max), max a tensor:  d self = g where self <= max,  d max = g elsewhere."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, bound = self.saved("self"), self.saved("max")
+        return (
+            _passes(x <= bound, g, self._info[0]) if self.needs_input_grad(0) else None,
+            _passes(x > bound, g, self._info[1]) if self.needs_input_grad(1) else None,
+        )
+
+
+class MaximumBackward0(Node):
+    """out = maximum(self, other):  g goes to the larger one; half to each where they tie."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, other = self.saved("self"), self.saved("other")
+        return _share(self, g, x == other, (x < other, x > other))
+
+
+class MinimumBackward0(Node):
+    """out = minimum(self, other):  g goes to the smaller one; half to each where they tie."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, other = self.saved("self"), self.saved("other")
+        return _share(self, g, x == other, (x > other, x < other))
+
+
+def _share(node, g, ties, lost):
+    """(d self, d other): g, halved where they tie, 0 where that input lost."""
+    return tuple(
+        sum_to(masked_fill(where(ties, div_scalar(g, 2), g), lost[i], 0), node._info[i])
+        if node.needs_input_grad(i)
+        else None
+        for i in range(2)
+    )
+
+
+class MaskedFillBackward0(Node):
+    """out = self with `value` (a number) where mask is True:  d self = g, 0 where filled."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (sum_to(masked_fill(g, self.saved("mask"), 0), self._info[0]),)
+
+
+class MaskedFillBackward1(Node):
+    """out = self with `value` (a 0-d tensor) where mask:  d self = g, 0 where filled;
+    d value = the sum of g where filled."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        mask = self.saved("mask")
+        return (
+            sum_to(masked_fill(g, mask, 0), self._info[0]) if self.needs_input_grad(0) else None,
+            where(mask, g, 0).sum() if self.needs_input_grad(1) else None,
+        )
+
+
+def where(condition, input=None, other=None):
+    """input where condition is True, else other (numbers allowed); backward: g to the one chosen.
+
+    where(condition) alone gives the indices where it is True, one tensor per dimension.
+    """
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in np.nonzero(condition._data))
+    if condition._data.dtype != np.bool_:
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{scalar_type_name(condition)}"
+        )
+    dtype = result_type(input, other)
+    input, other = as_tensor(input, dtype), as_tensor(other, dtype)
+    broadcast_shape(condition, input, other)
+    data = np.where(condition._data, input._data.astype(dtype), other._data.astype(dtype))
+    if not wants_grad(input, other):
+        return Tensor._make(data)
+    saved = {"condition": save(condition)}
+    return record(WhereBackward0, data, (input, other), saved, broadcasts=True)
+
+
+def where_method(self, condition, other):
+    """self.where(condition, other) is where(condition, self, other)."""
+    return where(condition, self, other)
+
+
+def clamp(self, min=None, max=None):
+    """min(max(self, min), max), bounds numbers or tensors; backward: g where inside, else 0."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp(self, {"max": max, "min": min}, ClampBackward0)
+    return _clamp(self, {"max": max, "min": min}, ClampBackward1)
+
+
+clip = clamp
+
+
+def clamp_min(self, min):
+    """max(self, min), elementwise; backward: g where self >= min, else 0 (to min if a tensor)."""
+    node_type = ClampMinBackward1 if isinstance(min, Tensor) else ClampMinBackward0
+    return _clamp(self, {"min": min}, node_type)
+
+
+def clamp_max(self, max):
+    """min(self, max), elementwise; backward: g where self <= max, else 0 (to max if a tensor)."""
+    node_type = ClampMaxBackward1 if isinstance(max, Tensor) else ClampMaxBackward0
+    return _clamp(self, {"max": max}, node_type)
+
+
+def _clamp(self, bounds, node_type):
+    low, high = bounds.get("min"), bounds.get("max")
+    tensors = [b for b in (low, high) if isinstance(b, Tensor)]
+    broadcast_shape(self, *tensors)
+    dtype = result_type(self, *[b for b in (low, high) if b is not None])
+    data = self._data.astype(dtype)
+    if low is not None:
+        data = np.maximum(data, as_tensor(low, dtype)._data.astype(dtype))
+    if high is not None:
+        data = np.minimum(data, as_tensor(high, dtype)._data.astype(dtype))
+    if not tensors:  # numbers are saved as they are; no edges for them
+        if not wants_grad(self):
+            return Tensor._make(data)
+        return record(node_type, data, (self,), {**bounds, "self": save(self)})
+    if not wants_grad(self, *tensors):
+        return Tensor._make(data)
+    saved = {name: save(b) for name, b in bounds.items()}
+    inputs = (self, low, high) if node_type is ClampBackward0 else (self, *tensors)
+    return record(node_type, data, inputs, {**saved, "self": save(self)}, broadcasts=True)
+
+
+def maximum(self, other):
+    """The larger of self and other, elementwise (NaN wins); backward: g to the larger."""
+    return _extreme(self, other, "maximum", np.maximum, MaximumBackward0)
+
+
+def minimum(self, other):
+    """The smaller of self and other, elementwise (NaN wins); backward: g to the smaller."""
+    return _extreme(self, other, "minimum", np.minimum, MinimumBackward0)
+
+
+def _extreme(self, other, name, numpy_fn, node_type):
+    check_tensor(other, name, "other", 2)
+    broadcast_shape(self, other)
+    dtype = result_type(self, other)
+    data = numpy_fn(self._data.astype(dtype), other._data.astype(dtype))
+    if not wants_grad(self, other):
+        return Tensor._make(data)
+    saved = {"other": save(other), "self": save(self)}
+    return record(node_type, data, (self, other), saved, broadcasts=True)
+
+
+def masked_fill(self, mask, value):
+    """self with `value` (a number or 0-d tensor) where mask is True; backward: g, 0 where filled."""
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_C_TYPE_NAMES[mask._data.dtype.name]}"
+        )
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value._data.ndim} dimension(s)."
+        )
+    broadcast_shape(mask, self)
+    fill = value._data if isinstance(value, Tensor) else value
+    data = np.where(mask._data, np.asarray(fill).astype(self._data.dtype), self._data)
+    if not isinstance(value, Tensor):
+        if not wants_grad(self):
+            return Tensor._make(data)
+        return record(MaskedFillBackward0, data, (self,), {"mask": save(mask)}, broadcasts=True)
+    if not wants_grad(self, value):
+        return Tensor._make(data)
+    saved = {"mask": save(mask)}
+    return record(MaskedFillBackward1, data, (self, value), saved, broadcasts=True)
