@@ -13,6 +13,13 @@ from . import accelerator, autograd, backends, cuda, dtypes, nn, optim, random, 
 from ._tensor_str import get_printoptions, set_printoptions
 from .creation import TENSOR_METHODS as _creation_methods
 from .creation import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
     arange,
     as_tensor,
     bernoulli,

@@ -316,3 +316,27 @@ def set_default_device(device):
 def get_default_device():
     """device(type='cpu')."""
     return check_device(None)
+
+
+class _LegacyType(type):
+    """torch.FloatTensor and its kin: calling one makes a tensor of its dtype; isinstance checks
+    the dtype."""
+
+    def __call__(cls, *args, **kwargs):
+        return Tensor(*args, dtype=cls.dtype, **kwargs)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+
+def _legacy_type(name, dtype):
+    return _LegacyType(name, (), {"dtype": dtype, "__doc__": f"A tensor of {dtype}."})
+
+
+FloatTensor = _legacy_type("FloatTensor", dtypes.float32)
+DoubleTensor = _legacy_type("DoubleTensor", dtypes.float64)
+HalfTensor = _legacy_type("HalfTensor", dtypes.float16)
+LongTensor = _legacy_type("LongTensor", dtypes.int64)
+IntTensor = _legacy_type("IntTensor", dtypes.int32)
+ByteTensor = _legacy_type("ByteTensor", dtypes.uint8)
+BoolTensor = _legacy_type("BoolTensor", dtypes.bool_)

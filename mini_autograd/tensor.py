@@ -18,6 +18,7 @@ NON_LEAF_GRAD_WARNING = (
     "github.com/pytorch/pytorch/pull/30531 for more informations."
 )
 
+CAN_REQUIRE_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 DETACH_VIEW_ERROR = (
     "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
     "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
@@ -68,13 +69,20 @@ class Tensor:
         "__weakref__",
     )
 
-    def __init__(self, data, requires_grad=False, dtype=None):
-        array = as_array(data, dtypes.to_numpy(dtype))
-        check_can_require_grad(
-            array,
-            requires_grad,
-            "Only Tensors of floating point and complex dtype can require gradients",
-        )
+    def __init__(self, *args, requires_grad=False, dtype=None, device=None):
+        """torch.Tensor's legacy constructor: Tensor(data) holds data as floats (the default
+        dtype), Tensor(2, 3) is a (2, 3) tensor (zeros here, uninitialised in torch)."""
+        check_device(device)
+        np_dtype = dtypes.to_numpy(dtype) or dtypes.default_float()
+        if len(args) == 1 and isinstance(args[0], Size):
+            args = tuple(args[0])
+        if not args or all(isinstance(a, (int, np.integer)) for a in args):
+            array = np.zeros(args or (0,), np_dtype)
+        elif len(args) == 1:
+            array = as_array(args[0], np_dtype)
+        else:
+            raise TypeError(f"Tensor() takes data or sizes, got {args!r}")
+        check_can_require_grad(array, requires_grad, CAN_REQUIRE_GRAD)
         _init(self, array, bool(requires_grad), None)
 
     @staticmethod
@@ -473,10 +481,11 @@ def as_array(data, np_dtype=None):
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of `data` (lists, scalars, numpy arrays, torch tensors)."""
     check_device(device)
-    t = Tensor(data, requires_grad, dtype)
-    if t._data is data or (isinstance(data, Tensor) and t._data is data._data):
-        t._data = t._data.copy()
-    return t
+    array = as_array(data, dtypes.to_numpy(dtype))
+    check_can_require_grad(array, requires_grad, CAN_REQUIRE_GRAD)
+    if array is data or (isinstance(data, Tensor) and array is data._data):
+        array = array.copy()
+    return Tensor._make(array, bool(requires_grad))
 
 
 def other_library(x):

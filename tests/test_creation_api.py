@@ -265,3 +265,30 @@ def test_the_default_device_is_the_cpu():
     assert ma.get_default_device() == torch.get_default_device() == ma.device("cpu")
     with pytest.raises(RuntimeError, match="CPU only"):
         ma.set_default_device("cuda")
+
+
+LEGACY_CALLS = {
+    "data": lambda lib: lib.Tensor([1, 2]),
+    "nested data": lambda lib: lib.Tensor([[1.5], [2.5]]),
+    "numpy ints": lambda lib: lib.Tensor(np.arange(3)),
+    "sizes": lambda lib: lib.Tensor(2, 3).shape,
+    "a Size": lambda lib: lib.Tensor(lib.zeros(4, 1).shape).shape,
+    "nothing": lambda lib: lib.Tensor(),
+    "then requires_grad_": lambda lib: lib.Tensor(3).zero_().requires_grad_(),
+}
+
+
+@pytest.mark.parametrize("name", list(LEGACY_CALLS))
+def test_the_legacy_constructor_makes_float_tensors(name):
+    assert _describe(LEGACY_CALLS[name](ma)) == _describe(LEGACY_CALLS[name](torch))
+
+
+@pytest.mark.parametrize(
+    "name", ["FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor"]
+)
+def test_legacy_typed_constructors(name):
+    def run(lib):
+        made = getattr(lib, name)([1, 0, 2])
+        return _describe(made), isinstance(made, getattr(lib, name)), getattr(lib, name)(2).shape
+
+    assert run(ma) == run(torch)

@@ -158,7 +158,7 @@ class BatchSampler:
 
 def default_collate(batch):
     """A list of samples made into one batch: tensors stacked, numbers made a tensor, tuples,
-    lists and dicts collated field by field."""
+    lists and dicts collated field by field (a tuple's fields come back as a list, as in torch)."""
     first = batch[0]
     if isinstance(first, Tensor):
         return stack(batch, 0)
@@ -171,8 +171,7 @@ def default_collate(batch):
     if isinstance(first, dict):
         return {key: default_collate([b[key] for b in batch]) for key in first}
     if isinstance(first, (tuple, list)):
-        fields = [default_collate(list(samples)) for samples in zip(*batch, strict=True)]
-        return tuple(fields) if isinstance(first, tuple) else fields
+        return [default_collate(list(samples)) for samples in zip(*batch, strict=True)]
     raise TypeError(
         "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
         f"found {type(first)}"
