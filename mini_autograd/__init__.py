@@ -9,7 +9,7 @@ Code written for torch runs with `import mini_autograd as torch`: the names belo
 """
 # ruff: noqa: F401 (this file only re-exports, under torch's names)
 
-from . import accelerator, autograd, backends, cuda, dtypes, nn, optim, random, utils
+from . import accelerator, autograd, backends, cuda, dtypes, nn, optim, random, testing, utils
 from ._tensor_str import get_printoptions, set_printoptions
 from .creation import TENSOR_METHODS as _creation_methods
 from .creation import (
@@ -52,12 +52,14 @@ from .dtypes import bool_ as bool  # noqa: A001 (torch.bool)
 from .dtypes import (
     double,
     dtype,
+    finfo,
     float,  # noqa: A004 (torch.float)
     float16,
     float32,
     float64,
     get_default_dtype,
     half,
+    iinfo,
     int,  # noqa: A004 (torch.int)
     int8,
     int16,
@@ -68,7 +70,14 @@ from .dtypes import (
     short,
     uint8,
 )
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.arithmetic import add, div, mul, neg, pow, sub
 from .ops.elementwise import abs, exp, log, relu, sigmoid, sqrt, tanh
@@ -91,6 +100,15 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 from .sampling import TENSOR_METHODS as _sampling_methods
 from .sampling import multinomial
 from .serialization import load, save
+from .settings import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_float32_matmul_precision,
+    get_num_threads,
+    set_float32_matmul_precision,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
 from .tensor import Size, Tensor, is_tensor, tensor
 
 _install_methods(Tensor)

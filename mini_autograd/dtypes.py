@@ -104,3 +104,37 @@ def to_numpy(d):
         return np.dtype(name)
     except TypeError:
         raise TypeError(f"unknown dtype {d!r}; use mini_autograd.float32 or float64") from None
+
+
+class finfo:
+    """Facts about a floating point dtype: eps, max, min, tiny, resolution, bits."""
+
+    def __init__(self, type=None):  # noqa: A002 (torch's parameter name)
+        self.dtype = (type or get_default_dtype()).name
+        info = np.finfo(to_numpy(type) or default_float())
+        self.bits, self.eps, self.max, self.min = (
+            info.bits,
+            builtins.float(info.eps),
+            builtins.float(info.max),
+            builtins.float(info.min),
+        )
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0**-info.precision
+
+    def __repr__(self):
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """Facts about an integer dtype: max, min, bits."""
+
+    def __init__(self, type):  # noqa: A002 (torch's parameter name)
+        self.dtype = type.name
+        info = np.iinfo(to_numpy(type))
+        self.bits, self.max, self.min = info.bits, builtins.int(info.max), builtins.int(info.min)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
