@@ -14,6 +14,7 @@ import pickle
 
 import numpy as np
 
+from .device import check as check_device
 from .nn.parameter import Parameter
 from .tensor import Tensor
 
@@ -24,10 +25,46 @@ def save(obj, f):
         _TensorPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
 
 
-def load(f, weights_only=True):
-    """Read back what save wrote; weights_only=False also allows any pickled class (trusted files only)."""
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **options):
+    """Read back what save wrote. weights_only (the default) allows only tensors, containers,
+    numbers and the classes named by add_safe_globals or safe_globals; False allows any pickled
+    class (trusted files only). map_location may only name the CPU."""
+    check_device(map_location if not callable(map_location) else None)
     with _opened(f, "rb") as file:
-        return _WeightsUnpickler(file, weights_only).load()
+        return _WeightsUnpickler(file, weights_only is not False).load()
+
+
+_safe_globals = set()  # "module.qualname" of the classes and functions a file may name
+
+
+def _qualified(obj):
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def add_safe_globals(safe):
+    """Allow these classes or functions in files loaded with weights_only=True."""
+    _safe_globals.update(_qualified(obj) for obj in safe)
+
+
+def get_safe_globals():
+    """The names allowed by add_safe_globals."""
+    return sorted(_safe_globals)
+
+
+def clear_safe_globals():
+    """Forget the names allowed by add_safe_globals."""
+    _safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe):
+    """Allow these classes or functions inside the block only."""
+    added = {_qualified(obj) for obj in safe} - _safe_globals
+    _safe_globals.update(added)
+    try:
+        yield
+    finally:
+        _safe_globals.difference_update(added)
 
 
 def _rebuild_tensor(dtype, shape, data, requires_grad, is_parameter):
@@ -56,7 +93,11 @@ class _TensorPickler(pickle.Pickler):
 
 
 # What weights_only=True lets a file name (containers and numbers need no name in a pickle).
-_ALLOWED = {(__name__, "_rebuild_tensor"), ("collections", "OrderedDict")}
+_ALLOWED = {
+    (__name__, "_rebuild_tensor"),
+    ("collections", "OrderedDict"),
+    ("mini_autograd.dtypes", "_by_name"),
+}
 
 
 class _WeightsUnpickler(pickle.Unpickler):
@@ -65,7 +106,11 @@ class _WeightsUnpickler(pickle.Unpickler):
         self.weights_only = weights_only
 
     def find_class(self, module, name):
-        if not self.weights_only or (module, name) in _ALLOWED:
+        if (
+            not self.weights_only
+            or (module, name) in _ALLOWED
+            or f"{module}.{name}" in _safe_globals
+        ):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(
             "Weights only load failed. Re-running `load` with `weights_only` set to `False` will "
