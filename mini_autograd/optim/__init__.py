@@ -1,0 +1,15 @@
+"""Optimizers, as in torch.optim: they update parameters in place (bumping their versions).
+
+Each one follows torch's single-tensor loop (foreach=False, torch's default on the CPU)
+operation by operation; `lr_scheduler` changes their learning rates from epoch to epoch.
+"""
+
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamw import AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
