@@ -22,16 +22,7 @@ from tests.programs import harness
 # program -> what mini_autograd still lacks for it: the first failure, then what the program
 # uses further on that mini_autograd does not have yet.
 NOT_YET = {
-    "autograd_mechanics_notes": "boolean-mask __setitem__ (safe[mask] = ...); then "
-    "torch.save/torch.load, nn.DataParallel, Tensor.cos_",
-    "autogradyt_tutorial": "torch.autograd.profiler.profile; and the repr of AccumulateGrad "
-    "nodes (<torch::autograd::AccumulateGrad object ...> where torch prints <AccumulateGrad ...>)",
-    "extending_autograd_notes": "Function.boxed_grads_call (backward takes the grads as one list)",
-    "saved_tensors_hooks_tutorial": "torch.save/torch.load; then nn.DataParallel",
-    "visualizing_gradients": "nn.BatchNorm1d; then Module.register_forward_hook",
-    "word_language_model": "nn.LSTM(dropout=); then torch.save/torch.load, "
-    "torch.serialization.safe_globals, the torch.nn.modules.{dropout,linear,rnn,sparse} paths "
-    "(nn.GRU included), LSTM.flatten_parameters",
+    "autograd_mechanics_notes": "boolean-mask __setitem__ (safe[mask] = x[mask] / div[mask])",
 }
 
 PROGRAMS = harness.programs()
