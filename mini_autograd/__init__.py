@@ -9,7 +9,19 @@ Code written for torch runs with `import mini_autograd as torch`: the names belo
 """
 # ruff: noqa: F401 (this file only re-exports, under torch's names)
 
-from . import accelerator, autograd, backends, cuda, dtypes, nn, optim, random, testing, utils
+from . import (
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    dtypes,
+    nn,
+    optim,
+    profiler,
+    random,
+    testing,
+    utils,
+)
 from ._tensor_str import get_printoptions, set_printoptions
 from .creation import TENSOR_METHODS as _creation_methods
 from .creation import (

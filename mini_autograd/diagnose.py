@@ -149,7 +149,7 @@ def explain_freed(node, saved):
 
 
 def _old(node, call):
-    return node._sequence_nr < call.sequence_mark
+    return node._sequence < call.sequence_mark
 
 
 def _carried_nodes(call, freed_by, failing):

@@ -1,12 +1,14 @@
 """Backward nodes: the graph that autograd records, one node per differentiable operation."""
 
 import itertools
-import sys
+from typing import NamedTuple
 
 from . import diagnose
 from .saved import SavedTensor
 
-_sequence = itertools.count()
+_sequence_numbers = itertools.count()  # creation order: among ready nodes the newest runs first
+_leaf_numbers = itertools.count()  # AccumulateGrad nodes take no sequence number: numbered apart
+UINT64_MAX = 2**64 - 1  # PyTorch's sequence number for the nodes that run as soon as they are ready
 
 
 class RemovableHandle:
@@ -33,27 +35,46 @@ class Node:
         "next_functions",
         "_saved",
         "_info",
-        "_sequence_nr",
+        "_sequence",
         "_tensor_hooks",
         "_pre_hooks",
         "_hooks",
+        "_metadata",
         "_origin",
         "__weakref__",
     )
+
+    runs_without_gradients = False  # a node PyTorch runs even when no gradient reached it
 
     def __init__(self, next_functions, saved=None, info=None):
         self.next_functions = next_functions
         self._saved = saved
         self._info = info
-        self._sequence_nr = next(_sequence)
+        self._sequence = next(_sequence_numbers)
         self._tensor_hooks = None  # {output_nr: [hook(grad)]}: hooks of the tensors it made
         self._pre_hooks = None
         self._hooks = None
+        self._metadata = None
         self._origin = diagnose.creation_site() if diagnose.State.enabled else None
 
     def name(self):
         """PyTorch's name for this node, e.g. 'MulBackward0'."""
         return type(self).__name__
+
+    def _sequence_nr(self):
+        """The node's sequence number: among nodes ready to run, the highest runs first."""
+        return self._sequence
+
+    def _set_sequence_nr(self, sequence_nr):
+        """Change the sequence number, and with it where the node comes in the order of backward."""
+        self._sequence = sequence_nr
+
+    @property
+    def metadata(self):
+        """A dict of your own about this node (empty at first), kept as long as the node."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def apply(self, *grads):
         """Gradients for the inputs, one per entry of next_functions (None where not needed)."""
@@ -127,7 +148,8 @@ class Node:
         return RemovableHandle(self._pre_hooks, hook)
 
     def __repr__(self):
-        return f"<{self.name()} object #{self._sequence_nr}>"
+        # PyTorch prints the class and the address; mini_autograd prints the sequence number.
+        return f"<{type(self).__name__} object #{self._sequence}>"
 
 
 # Saved Python numbers (PyTorch's Scalars) are shown as they are; only saved ints such as dims are
@@ -147,25 +169,31 @@ def _as_pytorch_shows_it(value):
 class AccumulateGrad(Node):
     """The node of a leaf tensor: adds the incoming gradient into `variable.grad`."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "_number")
 
     def __init__(self, variable):
         super().__init__(())
-        self._sequence_nr = sys.maxsize  # as in PyTorch: runs as soon as its gradient is ready
         self.variable = variable
+        self._sequence = UINT64_MAX  # as in PyTorch: runs as soon as its gradient is ready
+        self._number = next(_leaf_numbers)
 
     def name(self):
         """PyTorch prints the C++ name for this node."""
         return "torch::autograd::AccumulateGrad"
 
+    @property
+    def _tensor_hooks(self):
+        """The leaf's own hooks, {0: [hook(grad)]}: the engine runs them before this node."""
+        hooks = self.variable._hooks
+        return {0: hooks} if hooks else None
+
+    @_tensor_hooks.setter
+    def _tensor_hooks(self, value):
+        """Ignored (Node.__init__ clears it): a leaf's hooks stay on the leaf tensor."""
+
     def apply(self, grad):
-        """variable.grad += grad (or = grad the first time), after the leaf's hooks."""
+        """variable.grad += grad (or = grad the first time)."""
         variable = self.variable
-        if variable._hooks:
-            for hook in list(variable._hooks):
-                result = hook(grad)
-                if result is not None:
-                    grad = result
         if variable._grad is None:
             # A gradient can be shared (add passes one tensor to both inputs), so the leaf gets
             # its own copy: later in-place changes to .grad (zero_, clipping) stay local.
@@ -175,6 +203,21 @@ class AccumulateGrad(Node):
         else:
             variable._grad._data += grad._data
         return ()
+
+    def __repr__(self):
+        return f"<AccumulateGrad object #{self._number}>"
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor goes: its node and input number, as PyTorch's GradientEdge.
+
+    `autograd.grad(loss, edge)` is the same as `autograd.grad(loss, tensor)`; the edge keeps its
+    node alive by itself, so `ownership_token` is only there for PyTorch's custom Function nodes.
+    """
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
 
 
 def edge_of(tensor):

@@ -823,6 +823,77 @@ def test_once_differentiable():
     )
 
 
+def test_boxed_grads_call_passes_one_list():
+    """boxed_grads_call = True (the QKVProjection of 'Extending PyTorch'): backward(ctx, grads)
+    gets a list, zeros materialized for an unused output, and may empty it as it goes."""
+
+    def program(lib):
+        received = []
+
+        class Two(lib.autograd.Function):
+            boxed_grads_call = True
+
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, grads):
+                received.append([type(grads).__name__, list(grads)])
+                first, grads[0] = grads[0], None
+                return first * 2 + grads[1] * 3
+
+        class One(lib.autograd.Function):
+            boxed_grads_call = True
+
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grads):
+                received.append([type(grads).__name__, len(grads)])
+                return grads[0] * 2
+
+        x = f64(lib, [1.0, 2.0], True)
+        a, _ = Two.apply(x)
+        a.sum().backward()
+        One.apply(x).sum().backward()
+        return [received, x.grad]
+
+    assert same_results(program)[1][0][0][0] == "list"
+
+
+def test_clear_saved_tensors_on_access():
+    def program(lib):
+        errors = []
+
+        class TwoMatmuls(lib.autograd.Function):
+            clear_saved_tensors_on_access = True
+
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                return x.mm(w)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                errors.append(error_of(lambda: ctx.saved_tensors))
+                return g.mm(w.t()), x.t().mm(g)
+
+        x = f64(lib, [[1.0, 2.0], [3.0, 4.0]], True)
+        w = f64(lib, [[0.5, -1.0], [2.0, 1.0]], True)
+        y = TwoMatmuls.apply(x, w)
+        y.sum().backward(retain_graph=True)
+        again = error_of(lambda: y.sum().backward())
+        z = TwoMatmuls.apply(x, w)
+        read = len(z.grad_fn.saved_tensors)
+        return [errors, again, read, error_of(lambda: z.grad_fn.saved_tensors), x.grad, w.grad]
+
+    assert same_results(program)[1][0][0][1].startswith("saved_tensors can only be accessed once")
+
+
 def kw_function(lib):
     class Kw(lib.autograd.Function):
         @staticmethod

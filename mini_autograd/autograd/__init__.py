@@ -1,12 +1,15 @@
-"""The autograd API, as in torch.autograd: backward, grad, Function, gradcheck, functional, graph."""
+"""The autograd API, as in torch.autograd: backward, grad, Function, gradcheck, functional, graph,
+profiler and the legacy Variable."""
 
 from ..engine import backward, grad
-from . import function, functional, graph
+from . import function, functional, graph, profiler
 from .function import Function
 from .gradcheck import gradcheck, gradgradcheck  # the function, as torch.autograd.gradcheck
+from .variable import Variable
 
 __all__ = [
     "Function",
+    "Variable",
     "backward",
     "function",
     "functional",
@@ -14,4 +17,5 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "graph",
+    "profiler",
 ]

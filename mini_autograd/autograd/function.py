@@ -13,15 +13,23 @@ import warnings
 import numpy as np
 
 from ..grad_mode import _State, is_grad_enabled, no_grad
-from ..node import Node, edge_of
+from ..node import UINT64_MAX, Node, edge_of
 from ..ops.elementwise import cast
 from ..ops.recording import sum_to
 from ..saved import FREED_MESSAGE, SavedTensor
 from ..tensor import Tensor
 
+CLEARED_ON_ACCESS = (
+    "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on "
+    "the autograd.Function. Either access saved_tensors only once, or set "
+    "clear_saved_tensors_on_access=False."
+)
+
 
 class BackwardCFunction(Node):
     """The node of a custom Function; it is also the `ctx` its forward and backward receive."""
+
+    runs_without_gradients = True  # as in PyTorch, backward runs even if no gradient came
 
     def __init__(self, next_functions):
         super().__init__(next_functions)
@@ -30,6 +38,7 @@ class BackwardCFunction(Node):
         self._non_differentiable = ()
         self._materialize_grads = True
         self._freed_by = None
+        self._cleared = False
 
     def save_for_backward(self, *tensors):
         """Keep these tensors (or None) for backward; read them back as ctx.saved_tensors."""
@@ -38,10 +47,14 @@ class BackwardCFunction(Node):
     @property
     def saved_tensors(self):
         """The tensors given to save_for_backward (PyTorch's error once backward freed them)."""
+        if self._cleared:
+            raise RuntimeError(CLEARED_ON_ACCESS)
         saved = self._saved["saved_tensors"] if self._saved else ()
         unpacked = tuple(None if s is None else s.unpack(self) for s in saved)
         if self._freed_by is not None:  # as in PyTorch, even when nothing was saved
             raise RuntimeError(FREED_MESSAGE)
+        if self._forward_cls.clear_saved_tensors_on_access and self._saved:
+            self._saved["saved_tensors"], self._cleared = (), True
         return unpacked
 
     def mark_dirty(self, *tensors):
@@ -69,6 +82,8 @@ class BackwardCFunction(Node):
                 Tensor._make(np.zeros(*info)) if g is None and info is not None else g
                 for g, info in zip(grads, self._info)
             )
+        if self._forward_cls.boxed_grads_call:  # backward(ctx, grads) gets one list it may empty
+            return self._checked(self._forward_cls.backward(self, list(grads)))
         return self._checked(self._forward_cls.backward(self, *grads))
 
     def _checked(self, result):
@@ -120,6 +135,10 @@ class BackwardCFunction(Node):
         # `_saved_saved_tensors` stays readable, for the pictures of viz.py).
         return object.__dir__(self)
 
+    def __repr__(self):
+        # A Python class, so PyTorch prints it with its module: <torch.autograd.function.XBackward ...>
+        return f"<{type(self).__module__}.{type(self).__qualname__} object #{self._sequence}>"
+
 
 class FunctionMeta(type):
     """Gives each Function subclass its own node class, named '<Name>Backward' as in PyTorch."""
@@ -131,6 +150,11 @@ class FunctionMeta(type):
 
 class Function(metaclass=FunctionMeta):
     """Subclass with static `forward` (and optionally `setup_context`) and `backward`; call `.apply`."""
+
+    # True: ctx.saved_tensors may be read once, and lets go of the tensors it returns.
+    clear_saved_tensors_on_access = False
+    # True: backward(ctx, grads) receives the gradients as one list, which it may empty as it goes.
+    boxed_grads_call = False
 
     def __init__(self, *args, **kwargs):
         warnings.warn(
@@ -306,14 +330,23 @@ def _shape_dtype(x):
     return (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None
 
 
-class DelayedError(Node):
+class Error(Node):
     """The node `once_differentiable` puts on what a backward returns: running it raises."""
 
-    __slots__ = ()
+    __slots__ = ("_number",)
+    runs_without_gradients = True
+
+    def __init__(self, next_functions):
+        super().__init__(next_functions)
+        self._number = self._sequence  # for repr (in PyTorch, the DelayedError maker takes it)
+        self._sequence = UINT64_MAX  # as PyTorch's Error node: it runs as soon as it is ready
 
     def name(self):
         """PyTorch prints the C++ name for this node."""
         return "torch::autograd::Error"
+
+    def __repr__(self):
+        return f"<Error object #{self._number}>"
 
     def apply(self, *grads):
         """Differentiating a once-differentiable backward is an error."""
@@ -337,7 +370,7 @@ def once_differentiable(backward):
         # As in PyTorch: each gradient becomes an output of an Error node, whose inputs are new
         # leaves, so a backward through these gradients reaches the node and raises.
         leaves = [None if g is None else Tensor._make(g._data, True) for g in outputs]
-        node = DelayedError(tuple((None, 0) if x is None else edge_of(x) for x in leaves))
+        node = Error(tuple((None, 0) if x is None else edge_of(x) for x in leaves))
         wrapped = tuple(
             None if g is None else Tensor._make(g._data, True, node, i)
             for i, g in enumerate(outputs)

@@ -1,0 +1,481 @@
+"""The profiler, as torch.autograd.profiler and torch.profiler: `with profile() as prof:` records
+the operations run inside, and `prof.key_averages().table(sort_by=...)` prints PyTorch's table.
+
+mini_autograd's operations are Python functions, so the profiler follows Python's calls (with
+sys.settrace, only while it records; a debugger's or coverage's tracing pauses meanwhile): every
+call of an operation (`x * y`, `torch.exp(x)`, `F.linear`), of a custom Function, of a node's
+backward in a backward pass, and every `record_function` block is an event, timed from call to
+return. An event's "CPU total" includes the events it calls (a backward node's operations, say);
+its "Self CPU" does not. Operations are named after mini_autograd's functions (`aten::mul`),
+nodes as PyTorch names them. Tracing slows Python calls down, so the times are larger than
+without the profiler; compare them with each other.
+"""
+
+import contextlib
+import enum
+import json
+import sys
+import time
+
+from .. import engine
+from ..ops import methods
+from .function import Function
+
+_recorder = None  # the _Recorder of the profile that records now, if any
+
+
+class ProfilerActivity(enum.Enum):
+    """What torch.profiler can record; mini_autograd records the CPU only."""
+
+    CPU = 0
+    XPU = 1
+    MTIA = 2
+    CUDA = 3
+    HPU = 4
+    PrivateUse1 = 5
+
+
+class FunctionEvent:
+    """One timed call: its name, start and end in microseconds, and the events it made."""
+
+    count = 1
+
+    def __init__(self, name, start_us, cpu_parent):
+        self.name = self.key = name
+        self.time_range = (start_us, start_us)
+        self.cpu_parent = cpu_parent
+        self.cpu_children = []
+
+    @property
+    def cpu_time_total(self):
+        """Microseconds from call to return."""
+        start, end = self.time_range
+        return end - start
+
+    @property
+    def self_cpu_time_total(self):
+        """cpu_time_total without the time of the events it called."""
+        return self.cpu_time_total - sum(child.cpu_time_total for child in self.cpu_children)
+
+    @property
+    def cpu_time(self):
+        """The time of this one call (what FunctionEventAvg averages)."""
+        return self.cpu_time_total
+
+    def __repr__(self):
+        return f"<FunctionEvent name={self.name} cpu_time={self.cpu_time_total:.3f}us>"
+
+
+class FunctionEventAvg:
+    """The events of one name added up: how many, their CPU total and self CPU times."""
+
+    # What torch's table can also sort by, always 0 here: no device, no memory recorded.
+    device_time_total = self_device_time_total = cpu_memory_usage = self_cpu_memory_usage = 0
+
+    def __init__(self):
+        self.key = None
+        self.count = 0
+        self.cpu_time_total = self.self_cpu_time_total = 0.0
+        self.cpu_parent = None
+
+    def add(self, event):
+        """Count one more event (or average) of this key."""
+        if self.key is None:
+            self.key, self.cpu_parent = event.key, event.cpu_parent
+        self.count += event.count
+        self.cpu_time_total += event.cpu_time_total
+        self.self_cpu_time_total += event.self_cpu_time_total
+        return self
+
+    @property
+    def cpu_time(self):
+        """The average time of one call."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    def __repr__(self):
+        return (
+            f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
+            f"cpu_time={_format_time(self.cpu_time_total)} count={self.count}>"
+        )
+
+
+class EventList(list):
+    """The events of a profile, in the order they started (or averages, from key_averages)."""
+
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
+        """One FunctionEventAvg per event name, in the order the names first appear."""
+        averages = {}
+        for event in self:
+            averages.setdefault(event.key, FunctionEventAvg()).add(event)
+        return EventList(averages.values())
+
+    def total_average(self):
+        """All the events added up into one FunctionEventAvg named "Total"."""
+        total = FunctionEventAvg()
+        for event in self:
+            total.count += event.count
+            total.cpu_time_total += event.cpu_time_total
+            total.self_cpu_time_total += event.self_cpu_time_total
+        total.key = "Total"
+        return total
+
+    @property
+    def self_cpu_time_total(self):
+        """The sum of the events' self CPU times."""
+        return sum(event.self_cpu_time_total for event in self)
+
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_src_column_width=75,
+        max_name_column_width=55,
+        max_shapes_column_width=80,
+        header=None,
+        top_level_events_only=False,
+        time_unit=None,
+    ):
+        """The events as PyTorch's text table, sorted by an attribute (largest first)."""
+        return _table(
+            self,
+            sort_by,
+            row_limit,
+            max_name_column_width,
+            header,
+            top_level_events_only,
+            time_unit,
+        )
+
+    def export_chrome_trace(self, path):
+        """Write the events as a Chrome trace (chrome://tracing, Perfetto)."""
+        trace = [
+            {
+                "name": e.name,
+                "ph": "X",
+                "ts": e.time_range[0],
+                "dur": e.cpu_time_total,
+                "pid": 0,
+                "tid": 0,
+                "cat": "cpu_op",
+            }
+            for e in self
+        ]
+        with open(path, "w") as file:
+            json.dump({"traceEvents": trace}, file)
+
+    def __str__(self):
+        return self.table()
+
+
+def _format_time(time_us, time_unit=None):
+    """PyTorch's way of printing a time given in microseconds: s, ms or us, 3 decimals."""
+    unit = time_unit or ("s" if time_us >= 1e6 else "ms" if time_us >= 1e3 else "us")
+    return f"{time_us / {'s': 1e6, 'ms': 1e3, 'us': 1.0}[unit]:.3f}{unit}"
+
+
+def _format_share(time_us, total_us):
+    return "NaN" if total_us == 0 else f"{time_us * 100.0 / total_us:.2f}%"
+
+
+def _table(events, sort_by, row_limit, max_name_width, header, top_level_only, time_unit):
+    """PyTorch's table layout (torch.autograd.profiler_util._build_table), CPU columns only."""
+    if not events:
+        return ""
+    if sort_by is not None:
+        attribute = sort_by.replace("cuda", "device").replace("xpu", "device")
+        events = sorted(events, key=lambda event: getattr(event, attribute), reverse=True)
+    name_width = max(len(event.key) for event in events) + 4
+    if max_name_width is not None:
+        name_width = min(name_width, max_name_width)
+    widths = [name_width] + [12] * 6
+    row = "".join(f"{{:>{width}}}  " for width in widths)
+    rule = "".join("-" * width + "  " for width in widths)
+    total = sum(event.self_cpu_time_total for event in events)
+    lines = []
+    if header is not None:
+        lines += ["=" * (sum(widths) + 2 * len(widths) - 2), header]
+    if top_level_only:
+        lines += [
+            "=" * (sum(widths) + 2 * len(widths) - 2),
+            "This report only display top-level ops statistics",
+        ]
+    names = [
+        "Name",
+        "Self CPU %",
+        "Self CPU",
+        "CPU total %",
+        "CPU total",
+        "CPU time avg",
+        "# of Calls",
+    ]
+    lines += [rule, row.format(*names), rule]
+    shown = 0
+    for event in events:
+        if shown == row_limit:
+            break
+        if top_level_only and event.cpu_parent is not None:
+            continue
+        shown += 1
+        name = event.key
+        if max_name_width is not None and len(name) >= max_name_width - 3:
+            name = name[: max_name_width - 3] + "..."
+        lines.append(
+            row.format(
+                name,
+                _format_share(event.self_cpu_time_total, total),
+                _format_time(event.self_cpu_time_total, time_unit),
+                _format_share(event.cpu_time_total, total),
+                _format_time(event.cpu_time_total, time_unit),
+                _format_time(event.cpu_time, time_unit),
+                event.count,
+            )
+        )
+    lines += [rule, f"Self CPU time total: {_format_time(total, time_unit)}"]
+    return "".join(line + "\n" for line in lines)
+
+
+def _operation_names():
+    """{code object: event name} for the operations: Tensor methods and torch.* and F.* functions."""
+    from .. import ops
+    from ..nn import functional
+
+    functions = [*methods.METHODS.values(), *(getattr(ops, name) for name in ops.__all__)]
+    functions += [
+        f
+        for name, f in vars(functional).items()
+        if getattr(f, "__module__", None) == functional.__name__ and not name.startswith("_")
+    ]
+    names = {}
+    for function in functions:
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            names[code] = f"aten::{function.__name__.removesuffix('_method')}"
+    names[Function.apply.__func__.__code__] = None  # named after the Function's class
+    return names
+
+
+_RUN_BACKWARD = engine.run_backward.__code__
+
+
+class _Recorder:
+    """Turns the calls of operations into FunctionEvents, while a profile records."""
+
+    def __init__(self):
+        self.names = _operation_names()
+        self.events = EventList()
+        self.open = []  # the events whose call has not returned yet, innermost last
+
+    def start(self, name):
+        """Open an event named `name`, inside the innermost open one."""
+        parent = self.open[-1] if self.open else None
+        event = FunctionEvent(name, time.perf_counter_ns() / 1e3, parent)
+        if parent is not None:
+            parent.cpu_children.append(event)
+        self.events.append(event)
+        self.open.append(event)
+
+    def stop(self):
+        """Close the innermost open event."""
+        event = self.open.pop()
+        event.time_range = (event.time_range[0], time.perf_counter_ns() / 1e3)
+
+    def on_call(self, frame, what, arg):
+        """sys.settrace's callback, at each Python call: open an event for an operation's call.
+
+        It returns the frame's own callback, which closes the event when the call returns (and
+        sees no line of the operation: f_trace_lines is off); other calls are not followed.
+        """
+        code = frame.f_code
+        if code in self.names:
+            name = self.names[code] or frame.f_locals["cls"].__name__
+        elif code.co_name == "apply" and frame.f_back and frame.f_back.f_code is _RUN_BACKWARD:
+            name = frame.f_locals["self"].name()  # a node, run by the engine
+        else:
+            return None
+        frame.f_trace_lines = False
+        self.start(name)
+        return self.on_return
+
+    def on_return(self, frame, what, arg):
+        """The callback of an operation's frame: close its event when it returns."""
+        if what == "return":
+            self.stop()
+
+
+class profile:
+    """Context manager: record the operations run inside; then key_averages().table() shows them.
+
+    The other arguments are PyTorch's, accepted so that its programs run; mini_autograd records
+    names and CPU times only (no shapes, memory, stacks or FLOPs).
+    """
+
+    def __init__(
+        self,
+        enabled=True,
+        *,
+        use_cuda=False,
+        use_device=None,
+        record_shapes=False,
+        with_flops=False,
+        profile_memory=False,
+        with_stack=False,
+        with_modules=False,
+        use_kineto=False,
+        use_cpu=True,
+        experimental_config=None,
+        acc_events=False,
+        custom_trace_id_callback=None,
+    ):
+        if use_cuda or use_device not in (None, "cpu"):
+            raise RuntimeError("mini_autograd runs on the CPU only: its profiler records the CPU")
+        self.enabled = enabled
+        self.function_events = None
+        self._recorder = None
+
+    def __enter__(self):
+        if self.enabled:
+            self._start()
+        return self
+
+    def __exit__(self, *exc):
+        self._finish()
+        return False
+
+    def _start(self):
+        global _recorder
+        if _recorder is not None:
+            raise RuntimeError(
+                "mini_autograd's profiler is already recording (profiles do not nest)"
+            )
+        self._recorder = _recorder = _Recorder()
+        self._previous = sys.gettrace()
+        sys.settrace(_recorder.on_call)
+
+    def _finish(self):
+        global _recorder
+        if self._recorder is None:
+            return
+        sys.settrace(self._previous)
+        recorder, _recorder, self._recorder = self._recorder, None, None
+        while recorder.open:  # calls that an exception left open
+            recorder.stop()
+        self.function_events = recorder.events
+
+    def _events(self):
+        if self.function_events is None:
+            raise AssertionError("Expected profiling results")
+        return self.function_events
+
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
+        """The events averaged by name (an EventList of FunctionEventAvg)."""
+        return self._events().key_averages()
+
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_name_column_width=55,
+        header=None,
+        top_level_events_only=False,
+    ):
+        """Every event (not averaged) as PyTorch's table."""
+        return self._events().table(
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_name_column_width=max_name_column_width,
+            header=header,
+            top_level_events_only=top_level_events_only,
+        )
+
+    def total_average(self):
+        """All events added up into one FunctionEventAvg."""
+        return self._events().total_average()
+
+    @property
+    def self_cpu_time_total(self):
+        """The sum of the events' self CPU times, in microseconds."""
+        return self._events().self_cpu_time_total
+
+    def export_chrome_trace(self, path):
+        """Write the events as a Chrome trace."""
+        self._events().export_chrome_trace(path)
+
+    def __str__(self):
+        if self.function_events is None:
+            return "<unfinished torch.autograd.profile>"
+        return str(self.function_events)
+
+
+class record_function(contextlib.ContextDecorator):
+    """Context manager or decorator: the block becomes one event named `name` in the profile."""
+
+    def __init__(self, name, args=None):
+        self.name = name
+        self.args = args
+        self._entered = []  # the recorder of each entry not yet left (a decorator may recurse)
+
+    def __enter__(self):
+        self._entered.append(_recorder)
+        if _recorder is not None:
+            _recorder.start(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        recorder = self._entered.pop()
+        if recorder is not None and recorder is _recorder:  # (the profile may have ended inside)
+            recorder.stop()
+        return False
+
+
+class TorchProfile(profile):
+    """torch.profiler.profile: the same recording, with torch.profiler's arguments and methods."""
+
+    def __init__(
+        self,
+        *,
+        activities=None,
+        schedule=None,
+        on_trace_ready=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+        experimental_config=None,
+        execution_trace_observer=None,
+        acc_events=False,
+        use_cuda=None,
+        custom_trace_id_callback=None,
+    ):
+        if schedule is not None:
+            raise NotImplementedError(
+                "mini_autograd's profiler has no schedule: it records every step"
+            )
+        super().__init__(use_cuda=bool(use_cuda))
+        self.on_trace_ready = on_trace_ready
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        """Start recording (what entering `with` does)."""
+        self._start()
+
+    def stop(self):
+        """Stop recording, and hand the profile to on_trace_ready if one was given."""
+        if self._recorder is not None:
+            self._finish()
+            if self.on_trace_ready is not None:
+                self.on_trace_ready(self)
+
+    def step(self):
+        """The end of one training step: recording goes on (there is no schedule)."""
+
+    def events(self):
+        """The recorded events."""
+        return self._events()
