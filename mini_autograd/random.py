@@ -65,7 +65,11 @@ class Generator:
         np_dtype = np.dtype(np_dtype)
         low, high = np_dtype.type(low), np_dtype.type(high)  # torch rounds the bounds first
         u = self._unit(math.prod(shape), np_dtype)
-        return (u * np.float64(high - low) + np.float64(low)).astype(np_dtype).reshape(shape)
+        # torch rounds u * (high - low) + low once (a fused multiply-add): extended precision
+        # then one cast does the same for float64; for float32, float64 is enough
+        work = np.longdouble if np_dtype == np.float64 else np.float64
+        values = u.astype(work) * work(high - low) + work(low)
+        return values.astype(np_dtype).reshape(shape)
 
     def normal(self, shape, mean=0.0, std=1.0, np_dtype=np.float32):
         """Normal samples by Box-Muller, in the order torch makes them."""

@@ -358,16 +358,7 @@ LAYERS = [
     ("Conv2d", (4, 6, (3, 5)), {"stride": 2, "padding": 1, "dilation": (1, 2), "groups": 2}),
     ("Conv2d", (4, 6, 3), {"padding": "same", "bias": False}),
     ("Conv2d", (4, 6, 4), {"padding": "same", "dilation": 3}),
-    pytest.param(
-        "Conv2d",
-        (4, 6, 3),
-        {"padding": "valid", "dtype": "float64"},
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="random.py: torch's float64 uniform_ is one fused multiply-add, "
-            "u * (high - low) + low rounded once; mini_autograd's rounds twice (1 ulp apart)",
-        ),
-    ),
+    ("Conv2d", (4, 6, 3), {"padding": "valid", "dtype": "float64"}),
     ("Conv2d", (2, 4, 3), {"padding_mode": "circular"}),
     ("Conv1d", (4, 6, 3), {}),
     ("Conv1d", (4, 6, 3), {"stride": 2, "padding": 1, "groups": 2, "bias": False}),
