@@ -1,37 +1,67 @@
 """Neural-network layers, as in torch.nn: Module and its containers, Parameter, layers, losses,
-activations, `functional`, `init` and `utils`."""
+activations, normalisation, recurrent layers, `functional`, `init`, `utils`, and `modules` (the
+paths of PyTorch's files, torch.nn.modules.linear.Linear...)."""
 
-from . import functional, init, utils
+from . import functional, init, modules, parallel, parameter, utils
 from .activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv import (
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    Dropout2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .embedding import Embedding
-from .layers import LSTM, RNN, Dropout, Flatten, Identity, Linear, LSTMCell, RNNCell
+from .layers import Dropout, Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import DataParallel
 from .parameter import Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = [
+    "AdaptiveAvgPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
     "CrossEntropyLoss",
+    "DataParallel",
     "Dropout",
+    "Dropout2d",
     "Embedding",
     "Flatten",
+    "GRU",
+    "GRUCell",
     "Identity",
     "L1Loss",
     "LSTM",
-    "LeakyReLU",
     "LSTMCell",
+    "LayerNorm",
+    "LeakyReLU",
     "Linear",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool1d",
+    "MaxPool2d",
     "Module",
     "ModuleDict",
     "ModuleList",
     "NLLLoss",
     "Parameter",
     "RNN",
+    "RNNBase",
     "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "Sequential",
     "Sigmoid",
@@ -39,5 +69,8 @@ __all__ = [
     "Tanh",
     "functional",
     "init",
+    "modules",
+    "parallel",
+    "parameter",
     "utils",
 ]

@@ -5,11 +5,18 @@ from .module import Module
 
 
 class ReLU(Module):
-    """max(x, 0)."""
+    """max(x, 0) (written into x with inplace=True)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input):
-        """max(input, 0)."""
-        return F.relu(input)
+        """relu(input, inplace)."""
+        return F.relu(input, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):

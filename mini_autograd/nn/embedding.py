@@ -1,8 +1,11 @@
 """Embedding: a table of vectors looked up by index, as in torch.nn.Embedding."""
 
+from .. import dtypes
+from ..device import check as check_device
 from ..grad_mode import no_grad
 from ..random import default_generator
 from . import functional as F
+from . import init
 from .module import Module
 from .parameter import Parameter
 
@@ -10,14 +13,27 @@ from .parameter import Parameter
 class Embedding(Module):
     """y = weight[x]: row x of a (num_embeddings, embedding_dim) table, initialised from N(0, 1)."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None):
+    def __init__(
+        self, num_embeddings, embedding_dim, padding_idx=None, _weight=None, device=None, dtype=None
+    ):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = F._padding_index(padding_idx, num_embeddings)
         if _weight is not None:  # from_pretrained: the given table, shared
             self.weight = Parameter(_weight)
             return
-        self.weight = Parameter(default_generator.normal((num_embeddings, embedding_dim)))
+        check_device(device)
+        np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
+        shape = (num_embeddings, embedding_dim)
+        self.weight = Parameter(default_generator.normal(shape, np_dtype=np_dtype))
+        self._fill_padding_idx_with_zero()
+
+    def reset_parameters(self):
+        """Redraw the table from N(0, 1) in place (the padding row zero again)."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)

@@ -1,24 +1,36 @@
 """Functions that layers and losses are made of, as in torch.nn.functional.
 
-linear, dropout, embedding, softmax, log_softmax, relu, leaky_relu, tanh, sigmoid; the losses mse_loss,
-l1_loss, nll_loss, cross_entropy, binary_cross_entropy, binary_cross_entropy_with_logits. A loss
-that PyTorch computes in one kernel is one recorded node here too (MseLossBackward0,
-NllLossBackward0, BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0); l1_loss,
-cross_entropy and dropout are made of other operations, as in PyTorch.
+linear, dropout, embedding, softmax, log_softmax, relu, leaky_relu, tanh, sigmoid, batch_norm and
+layer_norm (defined in normalization.py); the losses mse_loss, l1_loss, nll_loss, cross_entropy,
+binary_cross_entropy, binary_cross_entropy_with_logits. A loss that PyTorch computes in one
+kernel is one recorded node here too (MseLossBackward0, NllLossBackward0,
+BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0); l1_loss, cross_entropy and
+dropout are made of other operations, as in PyTorch.
 """
 
+import math
 import warnings
 
 import numpy as np
 
 from ..node import Node
-from ..ops import linalg
+from ..ops import elementwise, linalg
 from ..ops import softmax as _softmax
 from ..ops.arithmetic import broadcast_error
-from ..ops.elementwise import leaky_relu, relu, sigmoid, tanh  # noqa: F401 (F.relu..., as in torch)
+from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
+from ..ops.elementwise import leaky_relu, sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
+from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from ..ops.recording import record, save, wants_grad
 from ..random import default_generator
 from ..tensor import Tensor
+from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
+from .normalization import batch_norm, layer_norm  # noqa: F401 (F.batch_norm..., as in torch)
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 _SCALAR_TYPES = {
@@ -35,14 +47,21 @@ _SCALAR_TYPES = {
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias, recorded as PyTorch records it (AddmmBackward0 over TBackward0)."""
-    if input.ndim == 2:
-        if bias is None:
-            return linalg.mm(input, weight.t())
-        return linalg.addmm(bias, input, weight.t())
-    flat = input.reshape(-1, input.shape[-1])
-    out = linear(flat, weight, bias)
-    return out.view(*input.shape[:-1], weight.shape[0])
+    """input @ weight.T + bias, recorded as PyTorch records it: one addmm (AddmmBackward0 over
+    TBackward0) for a 2-D or contiguous input with a bias, flattened to 2-D and back; otherwise
+    a matmul, then + bias."""
+    if bias is not None and (input.ndim == 2 or (input.is_contiguous() and bias.ndim == 1)):
+        if input.ndim == 2:
+            return linalg.addmm(bias, input, weight.t())
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        return linalg.addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
+    out = linalg.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def relu(input, inplace=False):
+    """max(input, 0); in place (input.relu_()) with inplace=True."""
+    return input.relu_() if inplace else elementwise.relu(input)
 
 
 def _softmax_dim(name, ndim):

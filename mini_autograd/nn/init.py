@@ -4,9 +4,12 @@ and returns it; the random ones draw from the default generator, as torch's do."
 import math
 import warnings
 
+from .. import dtypes
+from ..device import check as check_device
 from ..grad_mode import no_grad
 from ..random import default_generator
 from ..tensor import Tensor
+from .parameter import Parameter
 
 
 def _fill(tensor, array):
@@ -14,6 +17,14 @@ def _fill(tensor, array):
     with no_grad():
         tensor.copy_(Tensor._make(array))
     return tensor
+
+
+def _uniform_parameter(shape, bound, dtype=None, device=None):
+    """A new Parameter drawn from U(-bound, bound), in dtype (the default float if None): what a
+    layer's reset_parameters draws, without its in-place fill."""
+    check_device(device)
+    np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
+    return Parameter(default_generator.uniform(shape, -bound, bound, np_dtype))
 
 
 def uniform_(tensor, a=0.0, b=1.0):

@@ -13,7 +13,19 @@ from .. import dtypes
 from ..grad_mode import no_grad
 from ..saved import _TYPE_NAMES
 from ..tensor import Tensor, as_array
+from . import hooks
 from .parameter import Parameter
+
+# The dicts of a module's hooks (id -> hook) and of their flags (id -> True), as in PyTorch.
+_HOOK_DICTS = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_backward_pre_hooks",
+    "_backward_hooks",
+)
 
 
 def _typename(value):
@@ -54,6 +66,8 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", {})
+        for name in _HOOK_DICTS:
+            object.__setattr__(self, name, OrderedDict())
 
     # --- registering ---------------------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -181,7 +195,42 @@ class Module:
         )
 
     def __call__(self, *args, **kwargs):
+        """forward(*args, **kwargs), with the hooks around it when there are any (nn/hooks.py)."""
+        if (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_pre_hooks
+            or self._backward_hooks
+            or hooks.any_global_hooks()
+        ):
+            return hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # --- hooks ---------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) before forward; it may return new args (a single value is wrapped
+        in a tuple). with_kwargs: hook(module, args, kwargs) returning None or (args, kwargs)."""
+        flags = [(self._forward_pre_hooks_with_kwargs, with_kwargs)]
+        return hooks.register(self._forward_pre_hooks, hook, prepend=prepend, flags=flags)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) after forward; it may return a new output.
+        with_kwargs: hook(module, args, kwargs, output); always_call: also when forward raises."""
+        flags = [
+            (self._forward_hooks_with_kwargs, with_kwargs),
+            (self._forward_hooks_always_called, always_call),
+        ]
+        return hooks.register(self._forward_hooks, hook, prepend=prepend, flags=flags)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) when the gradients of the outputs are known; it may return
+        new grad_output."""
+        return hooks.register(self._backward_pre_hooks, hook, prepend=prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) when the gradients of the inputs are computed;
+        it may return new grad_input. Tuples, None for non-tensor arguments."""
+        return hooks.register(self._backward_hooks, hook, prepend=prepend)
 
     # --- walking the tree ----------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):

@@ -9,7 +9,8 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data, requires_grad=True):
-        super().__init__(as_array(data), requires_grad)
+        array = as_array(data)
+        super().__init__(array, requires_grad=requires_grad, dtype=array.dtype)  # dtype kept
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
