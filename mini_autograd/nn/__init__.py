@@ -17,7 +17,16 @@ from .conv import (
 )
 from .embedding import Embedding
 from .layers import Dropout, Flatten, Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parallel import DataParallel
@@ -51,6 +60,8 @@ __all__ = [
     "Linear",
     "LogSoftmax",
     "MSELoss",
+    "HuberLoss",
+    "SmoothL1Loss",
     "MaxPool1d",
     "MaxPool2d",
     "Module",

@@ -22,16 +22,17 @@ class ReLU(Module):
 class LeakyReLU(Module):
     """x if x > 0 else negative_slope * x."""
 
-    def __init__(self, negative_slope=0.01):
+    def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        """leaky_relu(input, negative_slope)."""
-        return F.leaky_relu(input, self.negative_slope)
+        """leaky_relu(input, negative_slope); in place on input with inplace=True."""
+        out = F.leaky_relu(input, self.negative_slope)
+        return input.copy_(out) if self.inplace else out
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class Tanh(Module):

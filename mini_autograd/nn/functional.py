@@ -239,6 +239,89 @@ def l1_loss(input, target, *, reduction="mean"):
     return losses if code == 0 else losses.mean() if code == 1 else losses.sum()
 
 
+class SmoothL1LossBackward0(Node):
+    """out = mean(0.5 d**2 / beta if |d| < beta else |d| - 0.5 beta), d = self - target:
+    d self = g * (d / beta if |d| < beta else sign(d)) (/ N for the mean),  d target = -d self."""
+
+    __slots__ = ()
+    limit = "beta"
+
+    def apply(self, g):
+        diff = self.saved("self") - self.saved("target")
+        limit = self._saved[self.limit]
+        inside = Tensor._make((np.abs(diff._data) < limit).astype(diff._data.dtype))
+        slope = diff * inside / self.scale(limit) + diff.sign() * (1 - inside) * self.outer(limit)
+        grad = g * slope / (diff._data.size if self._saved["reduction"] == 1 else 1)
+        return (
+            grad if self.needs_input_grad(0) else None,
+            -grad if self.needs_input_grad(1) else None,
+        )
+
+    @staticmethod
+    def scale(beta):
+        return beta
+
+    @staticmethod
+    def outer(beta):
+        return 1.0
+
+
+class HuberLossBackward0(SmoothL1LossBackward0):
+    """out = mean(0.5 d**2 if |d| < delta else delta (|d| - 0.5 delta)) = delta * smooth_l1(beta=delta):
+    d self = g * (d if |d| < delta else delta * sign(d)) (/ N for the mean),  d target = -d self."""
+
+    __slots__ = ()
+    limit = "delta"
+
+    @staticmethod
+    def scale(delta):
+        return 1.0
+
+    @staticmethod
+    def outer(delta):
+        return delta
+
+
+def _smooth_losses(input, target, reduction, limit, node_type, huber):
+    input, target = _broadcast(input, target)
+    code = _reduction(reduction)
+    diff = np.abs(input._data - target._data)
+    if huber:
+        losses = np.where(diff < limit, 0.5 * diff**2, limit * (diff - 0.5 * limit))
+    else:
+        losses = (
+            np.where(diff < limit, 0.5 * diff**2 / limit, diff - 0.5 * limit) if limit else diff
+        )
+    data = _reduce(losses.astype(input._data.dtype), code)
+    if not wants_grad(input, target):
+        return Tensor._make(data)
+    saved = {node_type.limit: limit, "reduction": code, "self": save(input), "target": save(target)}
+    return record(node_type, data, (input, target), saved)
+
+
+def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
+    """mean of 0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    return _smooth_losses(input, target, reduction, beta, SmoothL1LossBackward0, huber=False)
+
+
+def huber_loss(input, target, *, reduction="mean", delta=1.0):
+    """mean of 0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
+    return _smooth_losses(input, target, reduction, delta, HuberLossBackward0, huber=True)
+
+
+def one_hot(tensor, num_classes=-1):
+    """out[..., c] = 1 where tensor == c: int64, one more dimension of num_classes."""
+    if tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor._data.max()) + 1 if tensor._data.size else 0
+    if tensor._data.size and (tensor._data.min() < 0):
+        raise RuntimeError("Class values must be non-negative.")
+    if tensor._data.size and tensor._data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((tensor._data[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
 class NllLossBackward0(Node):
     """out = -sum_i w[t_i] * self[i, t_i] / total_weight:  d self[i, t_i] = -g * w[t_i] / total_weight."""
 

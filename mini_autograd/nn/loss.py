@@ -41,6 +41,30 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
+class SmoothL1Loss(_Loss):
+    """mean of 0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta."""
+
+    def __init__(self, *, reduction="mean", beta=1.0):
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        """smooth_l1_loss(input, target, beta)."""
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """mean of 0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+
+    def __init__(self, *, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        """huber_loss(input, target, delta)."""
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
 class NLLLoss(_WeightedLoss):
     """-mean_i w[t_i] * input[i, t_i], on log-probabilities."""
 

@@ -30,6 +30,8 @@ _CONTENTS = {
         loss.CrossEntropyLoss,
         loss.L1Loss,
         loss.MSELoss,
+        loss.SmoothL1Loss,
+        loss.HuberLoss,
         loss.NLLLoss,
     ],
     "module": [
