@@ -154,7 +154,7 @@ class Node:
 
 # Saved Python numbers (PyTorch's Scalars) are shown as they are; only saved ints such as dims are
 # shown unsigned.
-_SCALARS = frozenset({"alpha", "exponent", "self", "threshold"})
+_SCALARS = frozenset({"alpha", "exponent", "self", "threshold", "other", "min", "max"})
 
 
 def _as_pytorch_shows_it(value):

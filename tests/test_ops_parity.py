@@ -105,26 +105,15 @@ def test_retain_graph_keeps_saved_tensors(op, mask):
 # second derivatives still match; only the graph of the gradient itself is shaped differently).
 FUSED = "torch differentiates this backward with a fused *BackwardBackward0 node"
 SCALAR_MUL = "torch multiplies by a Python number inside backward as MulBackward1 (mul.Scalar)"
+TRANSPOSED_MAT2 = "torch picks (g.t() @ self).t() for a transposed mat2, from its saved strides"
 DOUBLE_BACKWARD_DIFFERENCES = {
-    "tanh": FUSED,
-    "sigmoid": FUSED,
     "softmax": FUSED,
     "softmax_fn": FUSED,
     "log_softmax": FUSED,
     "log_softmax_fn": FUSED,
-    "linear_tanh": FUSED,
-    "pow_2": SCALAR_MUL,
-    "pow_3": SCALAR_MUL,
-    "pow_half": SCALAR_MUL,
-    "pow_minus1": SCALAR_MUL,
-    "rpow_number": SCALAR_MUL,
     "sqrt": SCALAR_MUL,
-    "mse": SCALAR_MUL,
-    "div": "torch computes d other as -g * ((self / other) / other)",
-    "div_0d": "torch computes d other as -g * ((self / other) / other)",
-    "pow_tensor": "torch masks exponent == 0 with a where() (WhereBackward0)",
-    "pow_tensor_broadcast": "torch masks exponent == 0 with a where() (WhereBackward0)",
-    "mm_fn": "torch picks (g.t() @ self).t() for a transposed mat2, from its saved strides",
+    "mm_fn": TRANSPOSED_MAT2,
+    "linear_tanh": TRANSPOSED_MAT2,
     "transposed_matmul": "torch picks (mat2 @ g.t()).t() for a transposed self, from its strides",
     "mul_": "torch saves self.clone() for mul_, so the saved self has a CloneBackward0",
 }

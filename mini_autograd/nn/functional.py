@@ -17,6 +17,7 @@ from ..node import Node
 from ..ops import elementwise, linalg
 from ..ops import softmax as _softmax
 from ..ops.arithmetic import broadcast_error
+from ..ops.backward_functions import mse_loss_backward
 from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
 from ..ops.elementwise import leaky_relu, sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
@@ -211,12 +212,14 @@ class MseLossBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        diff = self.saved("self") - self.saved("target")
-        scale = 2.0 / diff._data.size if self._saved["reduction"] == 1 else 2.0
-        grad = g * diff * scale
+        input, target, reduction = (
+            self.saved("self"),
+            self.saved("target"),
+            self._saved["reduction"],
+        )
         return (
-            grad if self.needs_input_grad(0) else None,
-            -grad if self.needs_input_grad(1) else None,
+            mse_loss_backward(g, input, target, reduction) if self.needs_input_grad(0) else None,
+            mse_loss_backward(g, target, input, reduction) if self.needs_input_grad(1) else None,
         )
 
 

@@ -1,4 +1,10 @@
-"""Arithmetic with broadcasting: + - * / ** and negation."""
+"""Arithmetic with broadcasting: + - * / ** and negation.
+
+A Python number operand (`x * 4`) takes part as PyTorch's wrapped number (recording.py), and
+the backward formulas are PyTorch's, down to how they scale by a number (mul.Scalar).
+"""
+
+import math
 
 import numpy as np
 
@@ -17,7 +23,7 @@ class AddBackward0(Node):
         alpha = self._saved["alpha"]
         return (
             sum_to(g, self._info[0]) if self.needs_input_grad(0) else None,
-            sum_to(g if alpha == 1 else g * alpha, self._info[1])
+            sum_to(g if alpha == 1 else mul_scalar(g, alpha), self._info[1])
             if self.needs_input_grad(1)
             else None,
         )
@@ -32,7 +38,7 @@ class SubBackward0(Node):
         alpha = self._saved["alpha"]
         return (
             sum_to(g, self._info[0]) if self.needs_input_grad(0) else None,
-            sum_to(-g if alpha == 1 else g * -alpha, self._info[1])
+            sum_to(-g if alpha == 1 else mul_scalar(-g, alpha), self._info[1])
             if self.needs_input_grad(1)
             else None,
         )
@@ -45,7 +51,7 @@ class RsubBackward1(Node):
 
     def apply(self, g):
         alpha = self._saved["alpha"]
-        return (-g if alpha == 1 else g * -alpha,)
+        return (-g if alpha == 1 else mul_scalar(-g, alpha),)
 
 
 class MulBackward0(Node):
@@ -61,7 +67,7 @@ class MulBackward0(Node):
 
 
 class DivBackward0(Node):
-    """out = self / other:  d self = g / other,  d other = -g * self / other**2."""
+    """out = self / other:  d self = g / other,  d other = -g * ((self / other) / other)."""
 
     __slots__ = ()
 
@@ -71,7 +77,7 @@ class DivBackward0(Node):
         if self.needs_input_grad(0):
             grad_self = sum_to(g / other, self._info[0])
         if self.needs_input_grad(1):
-            grad_other = sum_to(-g * self.saved("self") / (other * other), self._info[1])
+            grad_other = sum_to(-g * ((self.saved("self") / other) / other), self._info[1])
         return grad_self, grad_other
 
 
@@ -95,39 +101,60 @@ class NegBackward0(Node):
 
 
 class PowBackward0(Node):
-    """out = self ** exponent, exponent a number:  d self = g * exponent * self**(exponent - 1)."""
+    """out = self ** exponent, exponent a number:  d self = g * (exponent * self**(exponent - 1)).
+
+    The exponent counts as a float (2 gives self ** 1.0 and a MulBackward1 by 2.0); exponent 0
+    gives zeros, outside the graph.
+    """
 
     __slots__ = ()
 
     def apply(self, g):
-        exponent = self._saved["exponent"]
+        exponent = float(self._saved["exponent"])
+        base = self.saved("self")
         if exponent == 0:
-            return (g * 0,)
-        return (g * (self.saved("self") ** (exponent - 1) * exponent),)
+            return (zeros_outside_graph(base),)
+        return (g * mul_scalar(base ** (exponent - 1), exponent),)
 
 
 class PowBackward1(Node):
-    """out = self ** exponent, both tensors:  d self = g * e * self**(e-1),  d e = g * out * log(self)."""
+    """out = self ** exponent, both tensors:  d self = g * (e * self**(e - 1)), 0 where e == 0;
+    d e = g * out * log(self), 0 where self == 0 and e >= 0 (each masked with a where)."""
 
     __slots__ = ()
 
     def apply(self, g):
-        base, exponent = self.saved("self"), self.saved("exponent")
+        base, exponent, result = self.saved("self"), self.saved("exponent"), self.saved("result")
         grad_base = grad_exponent = None
         if self.needs_input_grad(0):
-            grad_base = sum_to(g * exponent * base ** (exponent - 1), self._info[0])
+            zero_exponent = Tensor._make(exponent._data == 0)
+            grad = g * (exponent * base ** sub_scalar(exponent, 1))
+            grad_base = sum_to(where(zero_exponent, zero_outside_graph(g), grad), self._info[0])
         if self.needs_input_grad(1):
-            grad_exponent = sum_to(g * self.saved("result") * base.log(), self._info[1])
+            zero_base = Tensor._make((base._data == 0) & (exponent._data >= 0))
+            grad = g * where(zero_base, zero_outside_graph(g), result * base.log())
+            grad_exponent = sum_to(grad, self._info[1])
         return grad_base, grad_exponent
 
 
 class PowBackward2(Node):
-    """out = self ** exponent, self a number:  d exponent = g * out * log(self)."""
+    """out = self ** exponent, self a number:  d exponent = g * (out * log(self)).
+
+    For self == 0 the factor is 0 where exponent >= 0 (masked with a where).
+    """
 
     __slots__ = ()
 
     def apply(self, g):
-        return (g * self.saved("result") * float(np.log(self._saved["self"])),)
+        base = self._saved["self"]
+        # math.log raises where torch gives nan (base < 0) or -inf (base 0)
+        log_base = math.log(base) if base > 0 else (-math.inf if base == 0 else math.nan)
+        factor = mul_scalar(self.saved("result"), log_base)
+        if base == 0:
+            factor = where(
+                Tensor._make(self.saved("exponent")._data >= 0), zero_outside_graph(g), factor
+            )
+        return (g * factor,)
 
 
 class MulBackward1(Node):
@@ -155,6 +182,22 @@ class AddBackward1(Node):
 
     def apply(self, g):
         return (g,)
+
+
+class SubBackward1(AddBackward1):
+    """out = self - other, other a number (sub.Scalar):  d self = g."""
+
+    __slots__ = ()
+
+
+def zero_outside_graph(like):
+    """A 0-d zero in like's dtype, outside the graph (PyTorch's at::zeros({}, grad.options()))."""
+    return Tensor._make(np.zeros((), like._data.dtype))
+
+
+def zeros_outside_graph(like):
+    """Zeros shaped as `like`, outside the graph (PyTorch's zeros_like in a backward formula)."""
+    return Tensor._make(np.zeros_like(like._data))
 
 
 def broadcast_error(a, b):
@@ -359,3 +402,15 @@ def add_scalar(self, other):
     if not wants_grad(self):
         return Tensor._make(data)
     return record(AddBackward1, data, (self,))
+
+
+def sub_scalar(self, other):
+    """self - a number, as PyTorch's backward formulas write it (sub.Scalar: SubBackward1)."""
+    data = self._data - other
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(SubBackward1, data, (self,))
+
+
+# Imported last: piecewise.py imports this module (broadcast_shape, div_scalar).
+from .piecewise import where  # noqa: E402
