@@ -161,7 +161,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, accu
                 outputs = node.apply(*grads)
             if node._hooks:
                 outputs = _run_post_hooks(node, outputs, grads)
-            if not keep_graph and node._saved:
+            if not keep_graph and node._saved is not None:
                 node.release_saved(call)
             for (next_node, nr), g in zip(node.next_functions, outputs):
                 if next_node is None or (wanted is not None and next_node not in wanted):

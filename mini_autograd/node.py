@@ -222,8 +222,10 @@ class GradientEdge(NamedTuple):
 
 def edge_of(tensor):
     """The edge a gradient for `tensor` flows into: (grad_fn, output_nr), or its AccumulateGrad."""
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
+    # The slot, read directly; a view's grad_fn property may first remake it (Tensor.grad_fn).
+    node = tensor._grad_fn if tensor._version_owner is None else tensor.grad_fn
+    if node is not None:
+        return (node, tensor._output_nr)
     if tensor.requires_grad:
         return (tensor._grad_accumulator(), 0)
     return (None, 0)

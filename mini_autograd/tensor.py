@@ -59,12 +59,14 @@ class Tensor:
     __slots__ = (
         "_data",
         "requires_grad",
-        "grad_fn",
+        "_grad_fn",
         "_grad",
         "_output_nr",
         "_hooks",
         "_accumulator",
         "_version_owner",
+        "_view_version",
+        "_view_made_in_no_grad",
         "_own_version",
         "__weakref__",
     )
@@ -94,7 +96,7 @@ class Tensor:
         t = object.__new__(Tensor)
         t._data = data
         t.requires_grad = requires_grad
-        t.grad_fn = grad_fn
+        t._grad_fn = grad_fn
         t._grad = None
         t._output_nr = output_nr
         t._hooks = None
@@ -176,6 +178,21 @@ class Tensor:
     def ndimension(self):
         """Number of dimensions."""
         return self._data.ndim
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf). A view's is remade, as PyTorch does,
+        once its base changed in place after it was made (ops/inplace.py, view_history)."""
+        base = self._version_owner
+        if base is not None and self._view_version != base._own_version[0]:
+            from .ops.inplace import view_history
+
+            view_history(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
 
     @property
     def is_leaf(self):
@@ -424,7 +441,7 @@ def is_tensor(obj):
 def _init(t, data, requires_grad, grad_fn):
     t._data = data
     t.requires_grad = requires_grad
-    t.grad_fn = grad_fn
+    t._grad_fn = grad_fn
     t._grad = None
     t._output_nr = 0
     t._hooks = None

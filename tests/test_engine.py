@@ -748,11 +748,6 @@ def test_backward_inputs_runs_leaf_hooks():
     same_on_both(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="in-place on a view of a non-leaf (torch's CopySlices) is "
-    "not supported by mini_autograd: it raises a clear error instead",
-)
 def test_inplace_on_view_of_non_leaf():
     def program(lib):
         x = f64(lib, [[1.0, 2.0], [3.0, 4.0]], True)

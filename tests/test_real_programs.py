@@ -21,9 +21,7 @@ from tests.programs import harness
 
 # program -> what mini_autograd still lacks for it: the first failure, then what the program
 # uses further on that mini_autograd does not have yet.
-NOT_YET = {
-    "autograd_mechanics_notes": "boolean-mask __setitem__ (safe[mask] = x[mask] / div[mask])",
-}
+NOT_YET = {}
 
 PROGRAMS = harness.programs()
 WORKERS = max(2, min(4, os.cpu_count() or 2))

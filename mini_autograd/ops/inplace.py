@@ -1,15 +1,64 @@
 """In-place operations: they change the tensor's memory, bump its version, and (when recording)
-make the tensor's grad_fn the new operation, as PyTorch does."""
+make the change part of the tensor's history, as PyTorch does.
+
+Every in-place operation takes the same steps, with the two helpers of this module:
+
+    _check_inplace_allowed(self, *others)  # PyTorch's errors, before anything changes (others:
+                                           # the operation's other inputs, tensors or numbers)
+    node = ...                             # the backward of the change; its input 0 is self's
+                                           # history before it, edge_of(self)
+    ...write the new values into self._data...
+    self._bump_version()
+    if recording:
+        rebase_history(self, node)
+
+rebase_history is where views come in. A tensor that owns its memory just takes `node` as its
+grad_fn. A view (x[0], x.t(), ...) cannot: the values changed in the memory of its base, the
+tensor it looks into (`_version_owner`), and the base must see the change. So, as PyTorch does,
+the base's grad_fn becomes CopySlices(base's old history, node): its backward runs node's backward
+on the view's part of the gradient. The view's own grad_fn becomes AsStridedBackward0, which
+reads its part of the base's new history.
+"""
 
 import numpy as np
 
 from .. import dtypes
 from ..grad_mode import _State
 from ..node import Node, edge_of
-from ..tensor import Tensor
-from . import arithmetic
-from .recording import SCALAR_TYPE_NAMES, as_tensor, result_type
-from .shape import MULTI_OUTPUT_VIEWS
+from ..saved import FREED_MESSAGE
+from ..tensor import RetainGradHook, Tensor
+from . import arithmetic, piecewise
+from .recording import SCALAR_TYPE_NAMES, as_tensor, result_type, sum_to
+from .shape import (
+    MULTI_OUTPUT_VIEWS,
+    as_strided,
+    as_strided_node,
+    memory_layout,
+    view_geometry,
+)
+
+LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_IN_PLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+NO_GRAD_VIEW_CHANGED = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
+NO_GRAD_VIEW_IN_PLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+OVERLAPPING_IN_PLACE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
 
 
 class ZeroBackward0(Node):
@@ -27,11 +76,86 @@ class FillBackward2(ZeroBackward0):
     __slots__ = ()
 
 
-def _check_inplace_allowed(self):
-    """PyTorch's errors for in-place changes to a leaf that requires grad, a view of one, or one
-    of the views split or unbind return."""
-    if not _State.enabled or not self.requires_grad:
-        return  # e.g. a detached tensor: it shares the version counter, but is no view for autograd
+class FillBackward3(Node):
+    """self.fill_(value), value a 0-d tensor:  d self = 0,  d value = the sum of g."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (
+            Tensor._make(np.zeros_like(g._data)) if self.needs_input_grad(0) else None,
+            g.sum() if self.needs_input_grad(1) else None,
+        )
+
+
+class CopyBackwards(Node):
+    """self.copy_(src):  d self = 0,  d src = g summed back to src's shape, in src's dtype."""
+
+    __slots__ = ()
+
+    def name(self):
+        """PyTorch prints the C++ name for this node."""
+        return "torch::autograd::CopyBackwards"
+
+    def apply(self, g):
+        src_shape, src_dtype = self._info
+        grad_src = None
+        if self.needs_input_grad(1):
+            grad_src = sum_to(g, src_shape)
+            if grad_src._data.dtype != src_dtype:
+                grad_src = grad_src.to(dtypes.from_numpy(src_dtype))
+        zeros = Tensor._make(np.zeros_like(g._data)) if self.needs_input_grad(0) else None
+        return zeros, grad_src
+
+
+class CopySlices(Node):
+    """base = base with a view of it changed in place by `fn`:  d base = g, where the view's part
+    becomes fn's backward of that part;  d fn's other inputs = what fn's backward gives them."""
+
+    __slots__ = ()
+
+    def name(self):
+        """PyTorch prints the C++ name for this node."""
+        return "torch::autograd::CopySlices"
+
+    def apply(self, g):
+        fn, (base_size, base_stride, span), view = self._info
+        if fn is None:
+            raise RuntimeError(FREED_MESSAGE)
+        memory = np.empty(span, g._data.dtype)
+        strides = tuple(s * memory.itemsize for s in base_stride)
+        result = Tensor._make(np.lib.stride_tricks.as_strided(memory, base_size, strides))
+        result.copy_(g)  # laid out as the base, so the view's geometry finds its part
+        grad_slice = as_strided(result, *view)
+        grads = fn.apply(grad_slice.clone())
+        if grads[0] is None:
+            return grads
+        grad_slice.copy_(grads[0])
+        return (result, *grads[1:])
+
+    def release_saved(self, backward_call):
+        """Free fn's saved tensors and fn itself: a second backward raises, as in PyTorch."""
+        fn = self._info[0]
+        if fn is not None:
+            fn.release_saved(backward_call)
+        self._info = (None, *self._info[1:])
+
+
+def _check_inplace_allowed(self, *others):
+    """PyTorch's errors for an in-place change of self (by an operation that also reads `others`,
+    tensors or numbers): a leaf that requires grad, a view of one, a view made in no_grad mode,
+    one of the views split or unbind return, an expanded view."""
+    base = self._version_owner
+    if base is None:  # not a view: the common case
+        if self.grad_fn is None and self.requires_grad and _State.enabled:
+            raise RuntimeError(LEAF_IN_PLACE)
+        return
+    if any(s == 0 and n > 1 for n, s in zip(self._data.shape, self._data.strides)):
+        raise RuntimeError(OVERLAPPING_IN_PLACE)
+    if not _State.enabled:
+        return
+    if not (self.requires_grad or base.requires_grad or _any_requires_grad(others)):
+        return
     if isinstance(self.grad_fn, MULTI_OUTPUT_VIEWS):
         op = self.grad_fn.name().removesuffix("Backward0")
         raise RuntimeError(
@@ -40,20 +164,53 @@ def _check_inplace_allowed(self):
             "the output views to be modified inplace. You should replace the inplace operation by "
             "an out-of-place one."
         )
-    if self.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    owner = self._version_owner
-    if owner is not None and owner.requires_grad:
-        if owner.grad_fn is None:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        raise RuntimeError(
-            "mini_autograd does not support in-place operations on a view of a tensor that requires "
-            "grad; write the result to a new tensor instead (out-of-place)."
-        )
+    if self._view_made_in_no_grad:
+        raise RuntimeError(NO_GRAD_VIEW_IN_PLACE)
+    if base.grad_fn is None and (self.requires_grad or base.requires_grad):
+        raise RuntimeError(VIEW_OF_LEAF_IN_PLACE)
+
+
+def _any_requires_grad(values):
+    return any(isinstance(v, Tensor) and v.requires_grad for v in values)
+
+
+def rebase_history(self, node):
+    """Make `node`, the backward of an in-place change just made to self (its input 0 is self's
+    history before the change), self's history: for a view, through CopySlices on its base."""
+    base = self._version_owner
+    if base is None:
+        _set_history(self, node)
+        return
+    geometry = view_geometry(self._data, base._data)
+    base_layout = (base._data.shape, *memory_layout(base._data))
+    edges = (edge_of(base), *node.next_functions[1:])
+    _set_history(base, CopySlices(edges, {}, (node, base_layout, geometry)))
+    view_history(self)
+
+
+def view_history(view):
+    """The view's history after its base's changed in place: AsStridedBackward0, which reads the
+    view's part of the base's gradient (PyTorch's rule, for any view). Tensor.grad_fn calls it
+    when the base changed since the view's history was made."""
+    base = view._version_owner
+    if view._grad_fn is None and not base.requires_grad:
+        return  # no history to remake (it stays out of date, as in PyTorch)
+    if view._view_made_in_no_grad:
+        raise RuntimeError(NO_GRAD_VIEW_CHANGED)
+    view._view_version = base._own_version[0]
+    _set_history(view, as_strided_node(base, *view_geometry(view._data, base._data)))
+
+
+def _set_history(tensor, node):
+    """tensor.grad_fn = node (as its output 0); a retain_grad() moves along, as in PyTorch."""
+    old = tensor.grad_fn
+    retains = old is not None and old._tensor_hooks is not None and tensor._retains_grad()
+    if retains:
+        hooks = old._tensor_hooks[tensor._output_nr]
+        hooks[:] = [h for h in hooks if type(h) is not RetainGradHook]
+    tensor.grad_fn, tensor.requires_grad, tensor._output_nr = node, True, 0
+    if retains:
+        tensor.retain_grad()
 
 
 def _check_castable(self, other, true_division=False):
@@ -70,10 +227,8 @@ def _check_castable(self, other, true_division=False):
     return as_tensor(other, dtype)
 
 
-def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1):
-    """self = self (op) alpha * other, written into self's memory; recorded like the out-of-place op."""
-    other = _check_castable(self, other)
-    _check_inplace_allowed(self)
+def _check_fits(self, other):
+    """PyTorch's errors when other does not broadcast to exactly self's shape."""
     try:
         shape = np.broadcast_shapes(self._data.shape, other._data.shape)
     except ValueError:
@@ -82,20 +237,26 @@ def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1):
         raise RuntimeError(
             f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(shape)}"
         )
-    if _State.enabled and (self.requires_grad or other.requires_grad):
-        source = self
-        if recorded_op is arithmetic.mul and other.requires_grad:
-            # The node must keep self's value from before the change, so it gets a copy.
-            source = Tensor._make(
-                self._data.copy(), self.requires_grad, self.grad_fn, self._output_nr
-            )
-        out = recorded_op(source, other) if alpha == 1 else recorded_op(source, other, alpha)
-        self.grad_fn, self.requires_grad = out.grad_fn, True
-        result = out._data
-    else:
+
+
+def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1, true_division=False):
+    """self = self (op) alpha * other, written into self's memory; recorded like the out-of-place op."""
+    other = _check_castable(self, other, true_division)
+    _check_inplace_allowed(self, other)
+    _check_fits(self, other)
+    if not (_State.enabled and (self.requires_grad or other.requires_grad)):
         result = numpy_op(self._data, other._data if alpha == 1 else alpha * other._data)
-    np.copyto(self._data, result, casting="same_kind")
+        np.copyto(self._data, result, casting="same_kind")
+        self._bump_version()
+        return self
+    source = self
+    if recorded_op in (arithmetic.mul, arithmetic.div) and other.requires_grad:
+        # The node must keep self's value from before the change, so it gets a copy.
+        source = Tensor._make(self._data.copy(), self.requires_grad, self.grad_fn, self._output_nr)
+    out = recorded_op(source, other) if alpha == 1 else recorded_op(source, other, alpha)
+    np.copyto(self._data, out._data, casting="same_kind")
     self._bump_version()
+    rebase_history(self, out.grad_fn)
     return self
 
 
@@ -115,24 +276,17 @@ def mul_(self, other):
 
 
 def div_(self, other):
-    """self /= other, in place (recorded only outside grad mode or on tensors without grad)."""
-    other = _check_castable(self, other, true_division=True)
-    if _State.enabled and (self.requires_grad or other.requires_grad):
-        raise RuntimeError(
-            "mini_autograd records div_ only under no_grad(); use `x = x / y` instead"
-        )
-    _check_inplace_allowed(self)
-    np.copyto(self._data, self._data / other._data, casting="same_kind")
-    self._bump_version()
-    return self
+    """self /= other, in place."""
+    return _binary_inplace(self, other, arithmetic.div, np.true_divide, true_division=True)
 
 
-def _fill(self, value, node_type):
+def _fill(self, value, node):
+    """Every element of self = value; `node` makes the backward from self's edge when recording."""
     _check_inplace_allowed(self)
     self._data[...] = value
     self._bump_version()
     if _State.enabled and self.requires_grad:
-        self.grad_fn = node_type((edge_of(self),))
+        rebase_history(self, node((edge_of(self),)))
     return self
 
 
@@ -142,17 +296,46 @@ def zero_(self):
 
 
 def fill_(self, value):
-    """Set every element to `value`, in place."""
-    return _fill(self, value, FillBackward2)
+    """Set every element to `value` (a number or a 0-d tensor), in place."""
+    if not isinstance(value, Tensor):
+        return _fill(self, value, FillBackward2)
+    if value._data.ndim:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value._data.ndim} dimensions."
+        )
+    _check_inplace_allowed(self, value)
+    self._data[...] = value._data
+    self._bump_version()
+    if _State.enabled and (self.requires_grad or value.requires_grad):  # any dtype, as torch
+        rebase_history(self, FillBackward3((edge_of(self), edge_of(value))))
+    return self
 
 
 def copy_(self, src):
-    """Copy src's values into self (used under no_grad, e.g. to load weights)."""
+    """self's values = src's (broadcast to self's shape, cast to self's dtype), in place.
+
+    backward: d self = 0, d src = g summed back to src's shape (CopyBackwards).
+    """
     src = as_tensor(src, self._data.dtype)
-    if _State.enabled and (self.requires_grad or src.requires_grad):
-        raise RuntimeError(
-            "mini_autograd supports copy_ only under no_grad(); wrap it in `with no_grad():`"
-        )
+    _check_inplace_allowed(self, src)
+    _check_fits(self, src)
     self._data[...] = src._data
     self._bump_version()
+    wanted = self.requires_grad or src.requires_grad
+    if _State.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
+        edges = (edge_of(self), edge_of(src))
+        rebase_history(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
+    return self
+
+
+def masked_fill_(self, mask, value):
+    """self = value where mask is True (mask broadcast to self's shape), in place."""
+    out = piecewise.masked_fill(self, mask, value)
+    _check_inplace_allowed(self, value)
+    _check_fits(self, out)
+    np.copyto(self._data, out._data)
+    self._bump_version()
+    if out.grad_fn is not None:
+        rebase_history(self, out.grad_fn)
     return self

@@ -4,10 +4,12 @@ Views share memory and the version counter with the tensor they look into, as in
 """
 
 import operator
+import warnings
 
 import numpy as np
 
-from ..node import Node
+from ..grad_mode import _State
+from ..node import Node, edge_of
 from ..saved import _TYPE_NAMES
 from ..tensor import Tensor, other_library
 from .recording import record, save, sum_to, wants_grad
@@ -31,8 +33,16 @@ def _view_of(self, data, node_type=None, saved=None, info=None):
         out = Tensor._make(data)
     else:
         out = record(node_type, data, (self,), saved, info=info)
-    out._version_owner = self if self._version_owner is None else self._version_owner
+    _mark_view(out, self if self._version_owner is None else self._version_owner)
     return out
+
+
+def _mark_view(view, base):
+    """view looks into base's memory: it shares base's version, and remembers the version its
+    history was made at (see Tensor.grad_fn) and whether it was made in no_grad mode."""
+    view._version_owner = base
+    view._view_version = base._own_version[0]
+    view._view_made_in_no_grad = not _State.enabled
 
 
 class ViewBackward0(Node):
@@ -316,14 +326,26 @@ class SliceBackward0(Node):
         return (_scatter(g, self._saved["self_sym_sizes"], self._info, SliceBackwardBackward0),)
 
 
-class IndexBackward0(Node):
+class SavesIndices(Node):
+    """A node that saved `indices`, PyTorch's Tensor?[]: index tensors, None for a whole dim."""
+
+    __slots__ = ()
+
+    def saved(self, name):
+        if name == "indices":  # Node.saved unpacks only the tuples that start with a tensor
+            return tuple(None if s is None else s.unpack(self) for s in self._saved[name])
+        return super().saved(name)
+
+
+class IndexBackward0(SavesIndices):
     """out = self[indices]:  d self = zeros with g added at the indices (repeats accumulate)."""
 
     __slots__ = ()
 
     def apply(self, g):
-        key = self.saved("indices")[0]._data  # unpacked, so a freed graph raises as in PyTorch
-        return (_scatter(g, self._saved["self_sym_sizes"], key, IndexPutBackward0),)
+        from .setitem import index_put_into_zeros
+
+        return (index_put_into_zeros(g, self._saved["self_sym_sizes"], self.saved("indices")),)
 
 
 class _ScatterBackward(Node):
@@ -347,68 +369,185 @@ class SliceBackwardBackward0(_ScatterBackward):
     __slots__ = ()
 
 
-class IndexPutBackward0(_ScatterBackward):
-    """The backward of an index, recorded for create_graph."""
-
-    __slots__ = ()
-
-
 def _scatter(g, shape, key, node_type):
-    """zeros(shape) with g added at `key` (np.add.at, so repeated indices accumulate)."""
+    """zeros(shape) with g placed at `key`, a basic index (ints and slices)."""
     data = np.zeros(shape, dtype=g._data.dtype)
-    np.add.at(data, key, g._data)
+    data[key] = g._data
     if not wants_grad(g):
         return Tensor._make(data)
     return record(node_type, data, (g,), info=key)
 
 
+# The key entries that only make views; any other (lists, ranges, arrays, tensors, bools, numpy
+# ints) goes through apply_key. A 0-d integer tensor selects there, as an int does.
+_VIEW_ENTRIES = frozenset({int, slice, type(None), type(Ellipsis)})
+
+
 def getitem(self, key):
-    """Indexing as in PyTorch: ints select, slices slice, None adds a dim, a list/tensor gathers."""
+    """self[key] as in PyTorch: ints select, slices slice, None adds a dim, ... stands for the
+    dims not named (views, one node each, in order); then lists, ranges, tensors and bool masks
+    take the elements they name (a copy, IndexBackward0), their dims placed as numpy does."""
     if key is Ellipsis:
         return _view_of(self, self._data, AliasBackward0)
-    if isinstance(key, (list, np.ndarray, Tensor)):
-        return _gather(self, key)
-    if not isinstance(key, tuple):
+    if type(key) in _VIEW_ENTRIES:
         return _basic_index(self, (key,), keep_full_slices=True)
-    if any(isinstance(k, (list, np.ndarray, Tensor)) for k in key):
-        raise IndexError(
-            "mini_autograd supports a list or tensor index only on its own (x[idx]); "
-            "index in two steps, e.g. x[idx][:, 1:3]"
-        )
-    return _basic_index(self, key, keep_full_slices=False)
+    if type(key) is tuple and all(type(k) in _VIEW_ENTRIES for k in key):
+        return _basic_index(self, key, keep_full_slices=False)
+    out, indices = apply_key(self, key if isinstance(key, tuple) else (key,))
+    if indices is not None:
+        return index(out, indices)
+    return _view_of(self, self._data, AliasBackward0) if out is self else out
 
 
-def _basic_index(self, key, keep_full_slices):
-    """Apply ints, slices, None and ... one after another, as PyTorch records them."""
-    if sum(k is not Ellipsis and k is not None for k in key) > self._data.ndim:
+def _basic_index(self, key, keep_full_slices, indices=None):
+    """Apply the entries of key one after another, as PyTorch records them: ints select, slices
+    slice, None adds a dim, ... stands for the dims not named (views, one node each). Index
+    tensors go to the list `indices` (apply_key's), at their place; without it, an alias stands
+    for self when nothing else was applied."""
+    if indices is None and sum(k is not Ellipsis and k is not None for k in key) > self._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim}")
-    out, dim = self, 0
+    out, dim, covered = self, 0, 0
     for position, k in enumerate(key):
-        if k is Ellipsis:
-            rest = sum(x is not Ellipsis and x is not None for x in key[position + 1 :])
-            dim = out._data.ndim - rest
+        if isinstance(k, slice):
+            out = _slice(out, dim, k, keep_full_slices)
+            dim += 1
         elif k is None:
             out = unsqueeze(out, dim)
             dim += 1
-        elif isinstance(k, slice):
-            out = _slice(out, dim, k, keep_full_slices)
-            dim += 1
-        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._data.ndim == 0):
+        elif k is Ellipsis:
+            rest = key[position + 1 :]
+            dim = out._data.ndim - sum(x is not None and x is not Ellipsis for x in rest)
+            if indices is not None:  # a mask uses up one dim per mask dim
+                dim -= sum(_dims_indexed(x) - 1 for x in rest if isinstance(x, Tensor))
+        elif isinstance(k, (int, np.integer)):
+            out = _select(out, dim, int(k))
+        elif not isinstance(k, Tensor):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                f"are valid indices (got {type(k).__name__})"
+            )
+        elif k._data.ndim == 0 and k._data.dtype != bool:
             out = _select(out, dim, int(k))
         else:
-            raise IndexError(
-                f"unsupported index {k!r}: use ints, slices, None, ... or a list/tensor"
-            )
-    if out is self:  # only full slices: PyTorch still returns a new view, an alias
+            if k._data.ndim == 0:  # True / False: a new dim of size 1, taken whole or not at all
+                out = unsqueeze(out, dim)
+                k = Tensor._make(np.zeros(1 if k._data else 0, dtype=np.int64))
+            covered = _record_index(indices, covered, dim, k)
+            dim += _dims_indexed(k)
+    if out is self and indices is None:  # only full slices: PyTorch still returns a new view
         return _view_of(self, self._data, AliasBackward0)
     return out
+
+
+def apply_key(self, key):
+    """(self with the basic entries of `key` applied, the index tensors of key by position).
+
+    The index tensors are PyTorch's list for index/index_put_: None for a dim they leave whole,
+    up to the last dim they index; None instead of the list when key has no index tensor.
+    """
+    key = tuple(_index_entry(k) for k in key)
+    if sum(_dims_indexed(k) for k in key) > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim}")
+    indices = []
+    out = _basic_index(self, key, False, indices)
+    return out, tuple(indices) if indices else None
+
+
+def _record_index(indices, covered, dim, tensor):
+    """Append `tensor`, which indexes `dim`, after Nones for the dims before it; the dims covered."""
+    while covered < dim:
+        indices.append(None)
+        covered += 1
+    indices.append(tensor)
+    return covered + _dims_indexed(tensor)
+
+
+def _dims_indexed(k):
+    """How many dims of the tensor an index entry uses up (a bool mask: one per mask dim)."""
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, Tensor) and k._data.dtype == bool:
+        return k._data.ndim  # 0 for True / False, which add the dim they index
+    return 1
+
+
+def _index_entry(k):
+    """A key entry as _basic_index takes it: lists, ranges, arrays and bools become tensors."""
+    if isinstance(k, (bool, np.bool_)):
+        return Tensor._make(np.asarray(k))
+    if isinstance(k, (list, range, np.ndarray)):
+        array = np.asarray(k)
+        k = Tensor._make(array if array.size else array.astype(np.int64))
+    if not isinstance(k, Tensor):
+        return k
+    kind = k._data.dtype.kind
+    if kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if k._data.dtype == np.uint8:
+        warnings.warn(
+            "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+            "instead.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return Tensor._make(k._data.astype(bool))
+    return k
+
+
+def numpy_key(shape, indices):
+    """PyTorch's list of index tensors as a numpy index, after PyTorch's checks of them."""
+    key, shapes, dim = [], [], 0
+    for i in indices:
+        if i is None:
+            key.append(slice(None))
+            dim += 1
+            continue
+        array = i._data
+        if array.dtype == bool:
+            for j, n in enumerate(array.shape):
+                if n != shape[dim + j]:
+                    raise IndexError(
+                        f"The shape of the mask {list(array.shape)} at index {j} does not match "
+                        f"the shape of the indexed tensor {list(shape)} at index {dim + j}"
+                    )
+            shapes += [(int(np.count_nonzero(array)),)] * array.ndim  # numpy takes its nonzeros
+            dim += array.ndim
+        else:
+            shapes.append(array.shape)
+            dim += 1
+        key.append(array)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = ", ".join(str(list(s)) for s in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
+        ) from None
+    return tuple(key)
+
+
+def index(self, indices):
+    """self[indices] for PyTorch's list of index tensors (None: a whole dim), by numpy's rule:
+    index tensors side by side put their broadcast shape where they stand, apart they put it first.
+
+    backward: zeros with g added at the indices (IndexBackward0).
+    """
+    key = numpy_key(self._data.shape, indices)
+    try:
+        data = self._data[key]
+    except IndexError as error:
+        raise IndexError(str(error).replace(" axis ", " dimension ")) from None
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"indices": tuple(save(i) for i in indices), "self_sym_sizes": self._data.shape}
+    return record(IndexBackward0, data, (self,), saved)
 
 
 def _select(self, dim, index):
     size = self._data.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
-    key = (slice(None),) * dim + (index,)
+    key = (slice(None),) * dim + (index, Ellipsis)  # `...`: numpy's view even of one element
     saved = {"dim": dim, "index": index, "self_sym_sizes": self._data.shape}
     return _view_of(self, self._data[key], SelectBackward0, saved, info=key)
 
@@ -436,20 +575,83 @@ def _slice(self, dim, k, keep_full):
     return _view_of(self, self._data[key], SliceBackward0, saved, info=key)
 
 
-def _gather(self, index):
-    """self[index] for a list, array or tensor of ints or bools (a copy, not a view)."""
-    index_tensor = index if isinstance(index, Tensor) else Tensor._make(np.asarray(index))
-    key = index_tensor._data
-    if key.dtype.kind not in "biu":
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    try:
-        data = self._data[key]
-    except IndexError as error:
-        raise IndexError(str(error).replace(" axis ", " dimension ")) from None
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"indices": (save(index_tensor),), "self_sym_sizes": self._data.shape}
-    return record(IndexBackward0, data, (self,), saved)
+# --- views of the memory itself: as_strided ---------------------------------------------------
+class AsStridedBackward0(Node):
+    """out = self.as_strided(size, stride, storage_offset):  d self = g added into zeros over the
+    memory at the places out reads (repeats accumulate), read back where self's elements lie."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        from .setitem import index_put_into_zeros
+
+        s = self._saved
+        self_size, self_stride, self_offset, span = self._info
+        offset = self_offset if s["storage_offset"] is None else s["storage_offset"]
+        places = Tensor._make(memory_places(s["size"], s["stride"], offset))
+        memory = index_put_into_zeros(g, (span,), (places,))
+        return (as_strided(memory, self_size, self_stride, self_offset),)
+
+
+def memory_layout(array):
+    """(strides in elements, span): where array's elements lie from its first one; span is the
+    number of elements from the first to the last, gaps included."""
+    itemsize = array.itemsize
+    if min(array.strides, default=0) < 0:
+        raise RuntimeError(
+            "mini_autograd reads a tensor's memory (as_strided, in-place changes of its views) "
+            "only when its strides are not negative; clone() it first"
+        )
+    strides = tuple(s // itemsize for s in array.strides)
+    span = 1 + sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
+    return strides, span
+
+
+def view_geometry(view, base):
+    """(size, stride, storage_offset) of the array `view` in the memory of the array `base`."""
+    itemsize = base.itemsize
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return view.shape, tuple(s // itemsize for s in view.strides), start // itemsize
+
+
+def memory_places(size, stride, storage_offset):
+    """For each element of an as_strided view: its place in memory, offset + sum(i[k] * stride[k])."""
+    places = np.full(size, storage_offset, dtype=np.int64)
+    for dim, (n, step) in enumerate(zip(size, stride)):
+        places += (np.arange(n) * step).reshape((n,) + (1,) * (len(size) - dim - 1))
+    return places
+
+
+def as_strided(self, size, stride, storage_offset=None):
+    """A view of the memory self lies in: element i is at storage_offset + sum(i[k] * stride[k])
+    (storage_offset: self's own by default); backward: AsStridedBackward0."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    base = self if self._version_owner is None else self._version_owner
+    itemsize = self._data.itemsize
+    _, span = memory_layout(base._data)
+    self_size, self_stride, self_offset = view_geometry(self._data, base._data)
+    offset = self_offset if storage_offset is None else int(storage_offset)
+    needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    if needed > span:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
+            f"bounds for storage of size {span * itemsize}"
+        )
+    memory = np.lib.stride_tricks.as_strided(base._data, (span,), (itemsize,))
+    data = np.lib.stride_tricks.as_strided(memory[offset:], size, [s * itemsize for s in stride])
+    saved = {"size": size, "stride": stride, "storage_offset": storage_offset}
+    return _view_of(
+        self, data, AsStridedBackward0, saved, (self_size, self_stride, self_offset, span)
+    )
+
+
+def as_strided_node(base, size, stride, storage_offset):
+    """The node base.as_strided(size, stride, storage_offset) records, for a base that owns its
+    memory (made directly: the view it describes exists already)."""
+    strides, span = memory_layout(base._data)
+    saved = {"size": size, "stride": stride, "storage_offset": storage_offset}
+    return AsStridedBackward0((edge_of(base),), saved, (base._data.shape, strides, 0, span))
 
 
 # --- joining -------------------------------------------------------------------------------
@@ -595,7 +797,7 @@ def _views_of(self, pieces, node_type, saved, info):
         node = first.grad_fn
         outs = [first] + [Tensor._make(p, True, node, nr) for nr, p in enumerate(pieces[1:], 1)]
     for out in outs:
-        out._version_owner = owner
+        _mark_view(out, owner)
     return tuple(outs)
 
 
@@ -670,7 +872,7 @@ def unbind(self, dim=0):
     if self._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = normalize_dim(dim, self._data.ndim)
-    pieces = [self._data[(slice(None),) * d + (i,)] for i in range(self._data.shape[d])]
+    pieces = [self._data[(slice(None),) * d + (i, Ellipsis)] for i in range(self._data.shape[d])]
     return _views_of(self, pieces, UnbindBackward0, {"dim": dim}, len(pieces))
 
 
