@@ -91,23 +91,8 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
-from .ops.arithmetic import add, div, mul, neg, pow, sub
-from .ops.elementwise import abs, exp, log, relu, sigmoid, sqrt, tanh
-from .ops.linalg import bmm, dot, matmul, mm, mv
 from .ops.methods import install as _install_methods
-from .ops.reductions import max, mean, norm, sum
-from .ops.shape import (
-    cat,
-    chunk,
-    flatten,
-    permute,
-    reshape,
-    squeeze,
-    stack,
-    transpose,
-    unsqueeze,
-)
-from .ops.softmax import log_softmax, softmax
+from .ops.softmax import softmax  # the ops package's own softmax is its module of that name
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .sampling import TENSOR_METHODS as _sampling_methods
 from .sampling import multinomial

@@ -154,7 +154,10 @@ class Node:
 
 # Saved Python numbers (PyTorch's Scalars) are shown as they are; only saved ints such as dims are
 # shown unsigned.
-_SCALARS = frozenset({"alpha", "exponent", "self", "threshold", "other", "min", "max"})
+_SCALARS = frozenset(
+    {"alpha", "exponent", "self", "threshold", "other", "min", "max", "min_val", "max_val"}
+    | {"beta", "scale", "input_scale"}
+)
 
 
 def _as_pytorch_shows_it(value):

@@ -50,6 +50,21 @@ def _two_pieces(pieces):
     return pieces[0] * 2 + pieces[-1]
 
 
+def _functional(name, *args, **kwargs):
+    """torch.nn.functional.<name>; for mini_autograd, ops/activations.py's, until its
+    nn.functional has it (then that one)."""
+
+    def fn(lib, x):
+        f = getattr(lib.nn.functional, name, None)
+        if f is None:
+            from mini_autograd.ops import activations
+
+            f = getattr(activations, name)
+        return f(x, *args, **kwargs)
+
+    return fn
+
+
 S = (3, 4)
 OPS = [
     # --- arithmetic, with broadcasting and Python numbers on both sides --------------------
@@ -87,6 +102,20 @@ OPS = [
     Op("vec_mat", lambda lib, a, b: a @ b, ((3,), (3, 4))),
     Op("3d_2d", lambda lib, a, b: a @ b, ((2, 2, 3), (3, 4))),
     Op("3d_3d", lambda lib, a, b: a @ b, ((2, 2, 3), (2, 3, 4))),
+    Op("addmm", lambda lib, c, a, b: lib.addmm(c, a, b), ((4,), (2, 3), (3, 4))),
+    Op(
+        "addmm_beta_alpha",
+        lambda lib, c, a, b: c.addmm(a, b, beta=0.5, alpha=2),
+        (S, (3, 2), (2, 4)),
+    ),
+    Op("outer", lambda lib, a, b: lib.outer(a, b), ((3,), (4,))),
+    Op("trace", lambda lib, a: a.trace(), (S,)),
+    Op("diag", lambda lib, a: lib.diag(a), (S,)),
+    Op("diag_offset", lambda lib, a: a.diag(-1), (S,)),
+    Op("diag_1d", lambda lib, a: a.diag(1), ((3,),)),
+    Op("tril", lambda lib, a: a.tril(), (S,)),
+    Op("tril_neg", lambda lib, a: lib.tril(a, -1), (S,)),
+    Op("triu", lambda lib, a: lib.triu(a, 1), ((2, 3, 4),)),
     # --- elementwise ------------------------------------------------------------------------
     Op("exp", lambda lib, a: a.exp(), (S,)),
     Op("exp_fn", lambda lib, a: lib.exp(a), (S,)),
@@ -108,6 +137,34 @@ OPS = [
     Op("ceil", lambda lib, a: lib.ceil(a), (S,)),
     Op("round", lambda lib, a: a.round(), (S,)),
     Op("round_decimals", lambda lib, a: lib.round(a, decimals=1), (S,)),
+    Op("exp2", lambda lib, a: a.exp2(), (S,)),
+    Op("log2", lambda lib, a: lib.log2(a), (S,), "pos"),
+    Op("log10", lambda lib, a: a.log10(), (S,), "pos"),
+    Op("tan", lambda lib, a: lib.tan(a), (S,)),
+    Op("asin", lambda lib, a: (a * 0.3).asin(), (S,)),
+    Op("arcsin_fn", lambda lib, a: lib.arcsin(a * 0.3), (S,)),
+    Op("acos", lambda lib, a: lib.acos(a * 0.3), (S,)),
+    Op("atan", lambda lib, a: a.atan(), (S,)),
+    Op("atan2", lambda lib, a, b: lib.atan2(a, b), (S, S)),
+    Op("atan2_broadcast", lambda lib, a, b: a.atan2(b), (S, (4,))),
+    Op("sinh", lambda lib, a: a.sinh(), (S,)),
+    Op("cosh", lambda lib, a: lib.cosh(a), (S,)),
+    Op("erf", lambda lib, a: lib.erf(a), (S,)),
+    # --- activations (torch.nn.functional) -----------------------------------------------------
+    Op("softplus", _functional("softplus"), (S,)),
+    Op("softplus_beta_threshold", _functional("softplus", beta=2, threshold=1), (S,)),
+    Op("elu", _functional("elu"), (S,)),
+    Op("elu_alpha", _functional("elu", alpha=0.5), (S,)),
+    Op("selu", _functional("selu"), (S,)),
+    Op("selu_fn", lambda lib, a: lib.selu(a), (S,)),
+    Op("silu", _functional("silu"), (S,)),
+    Op("gelu", _functional("gelu"), (S,)),
+    Op("gelu_tanh", _functional("gelu", approximate="tanh"), (S,)),
+    Op("hardtanh", _functional("hardtanh"), (S,)),
+    Op("hardtanh_bounds", _functional("hardtanh", -0.5, 0.5), (S,)),
+    Op("relu6", lambda lib, a: _functional("relu6")(lib, a * 4), (S,)),
+    Op("logsigmoid", _functional("logsigmoid"), (S,)),
+    Op("mish", _functional("mish"), (S,)),
     # --- choosing between values: the gradient goes to the one chosen --------------------------
     Op("clamp", lambda lib, a: a.clamp(-0.5, 0.5), (S,)),
     Op("clamp_only_min", lambda lib, a: lib.clamp(a, min=-0.5), (S,)),
@@ -171,6 +228,30 @@ OPS = [
     Op("logsumexp", lambda lib, a: a.logsumexp(1), (S,)),
     Op("logsumexp_fn_neg_keepdim", lambda lib, a: lib.logsumexp(a, -1, keepdim=True), (S,)),
     Op("logsumexp_tuple", lambda lib, a: a.logsumexp((0, 2)), ((2, 3, 4),)),
+    Op("sum_axis_keepdims", lambda lib, a: a.sum(axis=1, keepdims=True), (S,)),
+    Op("sum_dtype", lambda lib, a: a.sum(dtype=lib.float64), (S,)),
+    Op("sum_dim_dtype", lambda lib, a: lib.sum(a, 1, dtype=lib.float64), (S,)),
+    Op("mean_axis", lambda lib, a: a.mean(axis=-1), (S,)),
+    Op("mean_dtype", lambda lib, a: a.mean(dtype=lib.float64), (S,)),
+    Op("max_axis_keepdims", lambda lib, a: a.max(axis=1, keepdims=True).values, (S,)),
+    Op("std_axis", lambda lib, a: a.std(axis=0), (S,)),
+    Op("logsumexp_axis", lambda lib, a: a.logsumexp(axis=1), (S,)),
+    Op("amax", lambda lib, a: a.amax(1), (S,)),
+    Op("amax_all", lambda lib, a: lib.amax(a), (S,)),
+    Op("amin_tuple_keepdim", lambda lib, a: a.amin((0, -1), keepdim=True), ((2, 3, 4),)),
+    Op("amax_ties", lambda lib, a: a.clamp(max=0.5).amax(-1), (S,)),
+    # --- along a dim: running sums and products, sorting ---------------------------------------
+    Op("cumsum", lambda lib, a: a.cumsum(1), (S,)),
+    Op("cumsum_fn_neg", lambda lib, a: lib.cumsum(a, -2), (S,)),
+    Op("cumsum_axis_dtype", lambda lib, a: a.cumsum(axis=0, dtype=lib.float64), (S,)),
+    Op("cumprod", lambda lib, a: a.cumprod(1), (S,)),
+    Op("cumprod_fn_neg", lambda lib, a: lib.cumprod(a, -2), (S,)),
+    Op("sort", lambda lib, a: a.sort().values, (S,)),
+    Op("sort_descending_dim0", lambda lib, a: lib.sort(a, 0, descending=True)[0], (S,)),
+    Op("topk", lambda lib, a: a.topk(2).values, (S,)),
+    Op("topk_smallest_dim0", lambda lib, a: lib.topk(a, 2, dim=0, largest=False)[0], (S,)),
+    Op("kthvalue", lambda lib, a: a.kthvalue(2).values, (S,)),
+    Op("kthvalue_keepdim_dim0", lambda lib, a: lib.kthvalue(a, 3, 0, keepdim=True)[0], (S,)),
     # --- views and shapes -------------------------------------------------------------------
     Op("reshape", lambda lib, a: a.reshape(4, 3), (S,)),
     Op("reshape_minus1", lambda lib, a: a.reshape(-1), (S,)),
@@ -260,6 +341,30 @@ OPS = [
     Op("iadd", _iadd, (S, S)),
     Op("isub", _isub, (S, (4,))),
     Op("iadd_number", _iadd_number, (S,)),
+    Op("exp_", _inplace("exp_"), (S,)),
+    Op("exp_fn_", lambda lib, a: lib.exp_(a.clone()), (S,)),
+    Op("log_", _inplace("log_"), (S,), "pos"),
+    Op("sin_", _inplace("sin_"), (S,)),
+    Op("cos_", _inplace("cos_"), (S,)),
+    Op("tanh_", _inplace("tanh_"), (S,)),
+    Op("sigmoid_", _inplace("sigmoid_"), (S,)),
+    Op("relu_", _inplace("relu_"), (S,)),
+    Op("abs_", _inplace("abs_"), (S,)),
+    Op("neg_", _inplace("neg_"), (S,)),
+    Op("rsqrt_", _inplace("rsqrt_"), (S,), "pos"),
+    Op("reciprocal_", _inplace("reciprocal_"), (S,), "pos"),
+    Op("clamp_", _inplace("clamp_", -0.5, 0.5), (S,)),
+    Op("clamp_tensors_", _inplace("clamp_"), (S, (4,), S)),
+    Op("clamp_min_", _inplace("clamp_min_", 0.0), (S,)),
+    Op("clamp_max_tensor_", _inplace("clamp_max_"), (S, S)),
+    Op("sign_", _inplace("sign_"), (S,)),
+    Op("floor_", _inplace("floor_"), (S,)),
+    Op("round_", _inplace("round_"), (S,)),
+    Op("expm1_", _inplace("expm1_"), (S,)),
+    Op("log1p_", _inplace("log1p_"), (S,), "pos"),
+    Op("erf_", _inplace("erf_"), (S,)),
+    Op("tan_", _inplace("tan_"), (S,)),
+    Op("atan_", _inplace("atan_"), (S,)),
     # --- a few compositions ------------------------------------------------------------------
     Op("transposed_matmul", lambda lib, a, b: a.T @ b, ((3, 2), (3, 4))),
     Op("linear_tanh", lambda lib, x, w, b: lib.tanh(x @ w.t() + b), ((2, 3), (4, 3), (4,))),

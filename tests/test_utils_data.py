@@ -18,7 +18,9 @@ def _batches(lib, make_loader, epochs=2):
     for _ in range(epochs):
         for batch in loader:
             items = batch if isinstance(batch, (tuple, list)) else (batch,)
-            out.append((type(batch).__name__, [(b.tolist(), str(b.dtype).split(".")[-1]) for b in items]))
+            out.append(
+                (type(batch).__name__, [(b.tolist(), str(b.dtype).split(".")[-1]) for b in items])
+            )
     return out, len(loader)
 
 

@@ -16,6 +16,17 @@ import numpy as np
 from ..node import Node
 from ..ops import elementwise, linalg
 from ..ops import softmax as _softmax
+from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
+    elu,
+    gelu,
+    hardtanh,
+    logsigmoid,
+    mish,
+    relu6,
+    selu,
+    silu,
+    softplus,
+)
 from ..ops.arithmetic import broadcast_error
 from ..ops.backward_functions import mse_loss_backward
 from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
@@ -75,15 +86,16 @@ def _softmax_dim(name, ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input, dim=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(input) / sum(exp(input)) along dim."""
-    return _softmax.softmax(input, _softmax_dim("softmax", input.ndim) if dim is None else dim)
+    d = _softmax_dim("softmax", input.ndim) if dim is None else dim
+    return _softmax.softmax(input, d, dtype=dtype)
 
 
-def log_softmax(input, dim=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """input - log(sum(exp(input))) along dim."""
     d = _softmax_dim("log_softmax", input.ndim) if dim is None else dim
-    return _softmax.log_softmax(input, d)
+    return _softmax.log_softmax(input, d, dtype=dtype)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

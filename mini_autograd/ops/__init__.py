@@ -4,51 +4,111 @@ Backward formulas are written with Tensor operations, so `create_graph=True` rec
 
 Every operation is a function of the tensor first: methods.py makes them Tensor methods
 (`x.exp()`), and `__all__` below lists those that torch also offers as functions (`torch.exp(x)`).
+Each of those is the method as `function_form` wraps it: it also takes its first argument by
+name (`torch.sum(input=x)`) and `out=`, by the rules of the tables below.
 """
 
 from ..tensor import Tensor
+from .activations import selu
 from .arithmetic import add, div, mul, neg, pow, reciprocal, sub
 from .compare import allclose, eq, equal, ge, gt, isclose, le, lt, ne
+from .convolution import conv1d, conv2d
 from .elementwise import (
     abs,
+    acos,
+    asin,
+    atan,
+    atan2,
     ceil,
     clone,
     cos,
+    cosh,
+    erf,
     exp,
+    exp2,
     expm1,
     floor,
     log,
     log1p,
+    log2,
+    log10,
     relu,
     round,
     rsqrt,
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
+    tan,
     tanh,
 )
+from .function_form import function_form
 from .indexing import flip, gather, index_select
 from .inplace import fill_, zero_
-from .linalg import bmm, dot, matmul, mm, mv
+from .inplace_elementwise import (
+    abs_,
+    acos_,
+    asin_,
+    atan_,
+    ceil_,
+    clamp_,
+    clamp_max_,
+    clamp_min_,
+    cos_,
+    cosh_,
+    erf_,
+    exp2_,
+    exp_,
+    expm1_,
+    floor_,
+    log1p_,
+    log2_,
+    log10_,
+    log_,
+    neg_,
+    reciprocal_,
+    relu_,
+    round_,
+    rsqrt_,
+    sigmoid_,
+    sin_,
+    sinh_,
+    sqrt_,
+    square_,
+    tan_,
+    tanh_,
+)
+from .linalg import addmm, bmm, diag, dot, matmul, mm, mv, outer, trace, tril, triu
 from .piecewise import clamp, clamp_max, clamp_min, clip, masked_fill, maximum, minimum, where
+from .pooling import avg_pool1d, max_pool1d, max_pool2d
 from .reductions import (
     all,
+    amax,
+    amin,
     any,
     argmax,
     argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    kthvalue,
     logsumexp,
     max,
     mean,
     min,
     norm,
     prod,
+    sort,
     std,
     sum,
+    topk,
     var,
 )
+from .setitem import index_put, index_put_
 from .shape import (
+    as_strided,
     cat,
     chunk,
     flatten,
@@ -71,52 +131,103 @@ from .softmax import log_softmax
 # torch.numel(x) and the like, for the methods the Tensor class defines itself
 detach, detach_, numel = Tensor.detach, Tensor.detach_, Tensor.numel
 is_floating_point = Tensor.is_floating_point
+# torch's other names for some of them
+arccos, arcsin, arctan, arctan2, clip_ = acos, asin, atan, atan2, clamp_
 
 __all__ = [
     "abs",
+    "abs_",
+    "acos",
+    "acos_",
     "add",
+    "addmm",
     "all",
     "allclose",
+    "amax",
+    "amin",
     "any",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
     "argmax",
     "argmin",
+    "as_strided",
+    "asin",
+    "asin_",
+    "atan",
+    "atan2",
+    "atan_",
+    "avg_pool1d",
     "bmm",
     "cat",
     "ceil",
+    "ceil_",
     "chunk",
     "clamp",
+    "clamp_",
     "clamp_max",
+    "clamp_max_",
     "clamp_min",
+    "clamp_min_",
     "clip",
+    "clip_",
     "clone",
+    "conv1d",
+    "conv2d",
     "cos",
+    "cos_",
+    "cosh",
+    "cosh_",
+    "count_nonzero",
+    "cumprod",
+    "cumsum",
     "detach",
     "detach_",
+    "diag",
     "div",
     "dot",
     "eq",
     "equal",
+    "erf",
+    "erf_",
     "exp",
+    "exp2",
+    "exp2_",
+    "exp_",
     "expm1",
+    "expm1_",
     "fill_",
     "flatten",
     "flip",
     "floor",
+    "floor_",
     "gather",
     "ge",
     "gt",
+    "index_put",
+    "index_put_",
     "index_select",
     "is_floating_point",
     "isclose",
+    "kthvalue",
     "le",
     "log",
+    "log10",
+    "log10_",
     "log1p",
+    "log1p_",
+    "log2",
+    "log2_",
+    "log_",
     "log_softmax",
     "logsumexp",
     "lt",
     "masked_fill",
     "matmul",
     "max",
+    "max_pool1d",
+    "max_pool2d",
     "maximum",
     "mean",
     "min",
@@ -127,33 +238,100 @@ __all__ = [
     "narrow",
     "ne",
     "neg",
+    "neg_",
     "norm",
     "numel",
+    "outer",
     "permute",
     "pow",
     "prod",
     "reciprocal",
+    "reciprocal_",
     "relu",
+    "relu_",
     "reshape",
     "round",
+    "round_",
     "rsqrt",
+    "rsqrt_",
+    "selu",
     "sigmoid",
+    "sigmoid_",
     "sign",
     "sin",
+    "sin_",
+    "sinh",
+    "sinh_",
+    "sort",
     "split",
     "sqrt",
+    "sqrt_",
     "square",
+    "square_",
     "squeeze",
     "stack",
     "std",
     "sub",
     "sum",
     "t",
+    "tan",
+    "tan_",
     "tanh",
+    "tanh_",
+    "topk",
+    "trace",
     "transpose",
+    "tril",
+    "triu",
     "unbind",
     "unsqueeze",
     "var",
     "where",
     "zero_",
 ]
+
+# --- out=: how each function writes its result into a given tensor ----------------------------
+# Most cast the result into out's dtype, as in-place operations do ("result type Float can't be
+# cast to the desired output type Long" where they cannot); these compute in out's dtype:
+OUT_IN_ITS_DTYPE = {"cumprod", "cumsum", "sum"}
+# these want out to have the result's dtype exactly, each with its own error for another:
+OUT_OF_THE_SAME_DTYPE = {
+    "Expected out tensor to have dtype {result_c}, but got {out_c} instead": {
+        *("addmm", "argmax", "argmin", "bmm", "diag", "gather", "log_softmax", "matmul", "mm"),
+        *("mv", "norm", "softmax", "tril", "triu"),
+    },
+    "Found dtype {out} but expected {result}": {
+        *("abs", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "floor", "neg", "round"),
+        "sign",
+    },
+    "{name} only supports bool tensor for result, got: {out}": {"all", "any"},
+    "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} "
+    "for out's dtype.": {"amax", "amin"},
+    "result dtype {out} does not match input dtype {result}": {"dot"},
+    "index_select(): self and result must have the same scalar type": {"index_select"},
+    "Expected out type to be {result} but got {out}": {"where"},
+}
+# and these have no out= at all (nor do the in-place forms, whose names end in _):
+NO_OUT = {
+    *("avg_pool1d", "conv1d", "conv2d", "max_pool1d", "max_pool2d"),
+    *("as_strided", "index_put"),
+    *("allclose", "chunk", "clone", "count_nonzero", "detach", "equal", "flatten", "flip"),
+    *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
+    *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),
+}
+# the name of the first argument, where it is not `input`
+FIRST_ARGUMENT = {"cat": "tensors", "stack": "tensors", "where": "condition"}
+
+
+def _out_rule(name):
+    if name in NO_OUT or name.endswith("_"):
+        return None
+    if name in OUT_IN_ITS_DTYPE:
+        return "dtype"
+    return next((m for m, names in OUT_OF_THE_SAME_DTYPE.items() if name in names), "cast")
+
+
+for _name in __all__:
+    globals()[_name] = function_form(
+        globals()[_name], _name, _out_rule(_name), FIRST_ARGUMENT.get(_name, "input")
+    )

@@ -1,11 +1,21 @@
-"""Elementwise functions: exp log sin cos tanh sigmoid relu sqrt abs, rounding, and copies."""
+"""Elementwise functions: exp log sin cos tanh sigmoid relu sqrt abs, their relatives (exp2 log2
+log10 tan asin acos atan atan2 sinh cosh erf), rounding, and copies (the in-place forms, exp_
+and the others, are in inplace_elementwise.py)."""
+
+import math
 
 import numpy as np
 
+from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
-from .arithmetic import add_scalar, mul_scalar
-from .recording import float_values, record, save, wants_grad
+from . import backward_functions
+from .arithmetic import add_scalar, broadcast_error, mul_scalar, reciprocal
+from .recording import check_tensor, float_values, promote, record, save, sum_to, wants_grad
+
+LN2, LN10 = math.log(2), math.log(10)
+TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf: math.erf, element by element
 
 
 class ExpBackward0(Node):
@@ -62,33 +72,140 @@ class CosBackward0(Node):
         return (g * -self.saved("self").sin(),)
 
 
-class TanhBackward0(Node):
-    """out = tanh(self):  d self = g * (1 - out**2)."""
+class TanBackward0(Node):
+    """out = tan(self):  d self = g * (1 + out**2)."""
 
     __slots__ = ()
 
     def apply(self, g):
-        result = self.saved("result")
-        return (g * (1 - result * result),)
+        return (g * add_scalar(self.saved("result") ** 2, 1),)
+
+
+class AsinBackward0(Node):
+    """out = asin(self):  d self = g * rsqrt(1 - self**2)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x = self.saved("self")
+        return (g * add_scalar(-x * x, 1).rsqrt(),)
+
+
+class AcosBackward0(Node):
+    """out = acos(self):  d self = g * -rsqrt(1 - self**2)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x = self.saved("self")
+        return (g * -add_scalar(-x * x, 1).rsqrt(),)
+
+
+class AtanBackward0(Node):
+    """out = atan(self):  d self = g / (self**2 + 1)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x = self.saved("self")
+        return (g / add_scalar(x * x, 1),)
+
+
+class Atan2Backward0(Node):
+    """out = atan2(self, other):  d self = g * other / r2,  d other = g * -self / r2,
+    r2 = self**2 + other**2 (and 1 / r2 taken as 0 at the origin)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, y = self.saved("self"), self.saved("other")
+        r2 = x * x + y * y
+        recip = reciprocal(r2).masked_fill(Tensor._make(r2._data == 0), 0)
+        return (
+            sum_to(g * y * recip, self._info[0]) if self.needs_input_grad(0) else None,
+            sum_to(g * -x * recip, self._info[1]) if self.needs_input_grad(1) else None,
+        )
+
+
+class SinhBackward0(Node):
+    """out = sinh(self):  d self = g * cosh(self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g * self.saved("self").cosh(),)
+
+
+class CoshBackward0(Node):
+    """out = cosh(self):  d self = g * sinh(self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g * self.saved("self").sinh(),)
+
+
+class Log2Backward0(Node):
+    """out = log2(self):  d self = g / (self * ln 2)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g / mul_scalar(self.saved("self"), LN2),)
+
+
+class Log10Backward0(Node):
+    """out = log10(self):  d self = g / (self * ln 10)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g / mul_scalar(self.saved("self"), LN10),)
+
+
+class Exp2Backward0(Node):
+    """out = 2 ** self:  d self = g * out * ln 2."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (mul_scalar(g * self.saved("result"), LN2),)
+
+
+class ErfBackward0(Node):
+    """out = erf(self):  d self = 2 / sqrt(pi) * exp(-self**2) * g."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (mul_scalar((-(self.saved("self") ** 2)).exp(), TWO_OVER_SQRT_PI) * g,)
+
+
+class TanhBackward0(Node):
+    """out = tanh(self):  d self = tanh_backward(g, out) = g * (1 - out**2)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (backward_functions.tanh_backward(g, self.saved("result")),)
 
 
 class SigmoidBackward0(Node):
-    """out = 1 / (1 + exp(-self)):  d self = g * out * (1 - out)."""
+    """out = 1 / (1 + exp(-self)):  d self = sigmoid_backward(g, out) = g * (1 - out) * out."""
 
     __slots__ = ()
 
     def apply(self, g):
-        result = self.saved("result")
-        return (g * (result * (1 - result)),)
+        return (backward_functions.sigmoid_backward(g, self.saved("result")),)
 
 
 class ReluBackward0(Node):
-    """out = max(self, 0):  d self = g where out > 0, else 0."""
+    """out = max(self, 0):  d self = threshold_backward(g, out, 0) = g where out > 0, else 0."""
 
     __slots__ = ()
 
     def apply(self, g):
-        return (threshold_backward(g, self.saved("result")),)
+        return (backward_functions.threshold_backward(g, self.saved("result"), 0),)
 
 
 class ThresholdBackwardBackward0(Node):
@@ -245,6 +362,30 @@ def log1p(self):
     return _unary(Log1PBackward0, self, np.log1p(float_values(self)), "self")
 
 
+def exp2(self):
+    """2 ** self; backward: g * out * ln 2."""
+    return _unary(Exp2Backward0, self, np.exp2(float_values(self)), "result")
+
+
+def log2(self):
+    """Logarithm to base 2; backward: g / (self * ln 2)."""
+    return _unary(Log2Backward0, self, np.log2(float_values(self)), "self")
+
+
+def log10(self):
+    """Logarithm to base 10; backward: g / (self * ln 10)."""
+    return _unary(Log10Backward0, self, np.log10(float_values(self)), "self")
+
+
+def erf(self):
+    """The error function, 2 / sqrt(pi) * integral of exp(-t**2) from 0 to self.
+
+    backward: g * 2 / sqrt(pi) * exp(-self**2).
+    """
+    x = float_values(self)
+    return _unary(ErfBackward0, self, np.asarray(_erf(x), dtype=x.dtype), "self")
+
+
 def sin(self):
     """sin(self); backward: g * cos(self)."""
     return _unary(SinBackward0, self, np.sin(float_values(self)), "self")
@@ -253,6 +394,55 @@ def sin(self):
 def cos(self):
     """cos(self); backward: g * -sin(self)."""
     return _unary(CosBackward0, self, np.cos(float_values(self)), "self")
+
+
+def tan(self):
+    """tan(self); backward: g * (1 + out**2)."""
+    return _unary(TanBackward0, self, np.tan(float_values(self)), "result")
+
+
+def asin(self):
+    """The angle whose sine is self (NaN outside [-1, 1]); backward: g / sqrt(1 - self**2)."""
+    return _unary(AsinBackward0, self, np.arcsin(float_values(self)), "self")
+
+
+def acos(self):
+    """The angle whose cosine is self (NaN outside [-1, 1]); backward: -g / sqrt(1 - self**2)."""
+    return _unary(AcosBackward0, self, np.arccos(float_values(self)), "self")
+
+
+def atan(self):
+    """The angle whose tangent is self; backward: g / (1 + self**2)."""
+    return _unary(AtanBackward0, self, np.arctan(float_values(self)), "self")
+
+
+def atan2(self, other):
+    """The angle of the point (other, self), in (-pi, pi], broadcasting.
+
+    backward: g * other / (self**2 + other**2) to self, -g * self / (self**2 + other**2) to other.
+    """
+    check_tensor(other, "atan2", "other", 2)
+    other, a, b = promote(self, other)
+    if a.dtype.kind != "f":
+        a, b = a.astype(dtypes.default_float()), b.astype(dtypes.default_float())
+    try:
+        data = np.arctan2(a, b)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if not wants_grad(self, other):
+        return Tensor._make(data)
+    saved = {"other": save(other), "self": save(self)}
+    return record(Atan2Backward0, data, (self, other), saved, broadcasts=True)
+
+
+def sinh(self):
+    """Hyperbolic sine, (e**self - e**-self) / 2; backward: g * cosh(self)."""
+    return _unary(SinhBackward0, self, np.sinh(float_values(self)), "self")
+
+
+def cosh(self):
+    """Hyperbolic cosine, (e**self + e**-self) / 2; backward: g * sinh(self)."""
+    return _unary(CoshBackward0, self, np.cosh(float_values(self)), "self")
 
 
 def tanh(self):

@@ -1,10 +1,12 @@
-"""Matrix products: mm, mv, dot and matmul (which picks one of them, as PyTorch does)."""
+"""Matrix products: mm, mv, dot and matmul (which picks one of them, as PyTorch does), addmm,
+outer; and the parts of a matrix: trace, diag, tril and triu."""
 
 import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .recording import record, save, wants_grad
+from .arithmetic import mul, mul_scalar
+from .recording import SCALAR_TYPE_NAMES, record, save, sum_to, wants_grad
 from .shape import squeeze_dim_of_matmul, unsqueeze
 
 
@@ -208,33 +210,51 @@ def _unsafe_view(t, shape):
     return record(UnsafeViewBackward0, data, (t,), {"self_sym_sizes": t._data.shape})
 
 
+def _times(t, number):
+    """t * number as PyTorch's backward formulas write it (maybe_multiply: nothing for 1)."""
+    return t if number == 1 else mul_scalar(t, number)
+
+
 class AddmmBackward0(Node):
-    """out = beta * self + alpha * (mat1 @ mat2):  d self = g,  d mat1 = g @ mat2.T,  d mat2 = mat1.T @ g."""
+    """out = beta * self + alpha * (mat1 @ mat2):
+    d self = beta * g,  d mat1 = alpha * g @ mat2.T,  d mat2 = alpha * mat1.T @ g."""
 
     __slots__ = ()
 
     def apply(self, g):
-        from .recording import sum_to
-
+        alpha, beta = self._saved["alpha"], self._saved["beta"]
         return (
-            sum_to(g, self._info) if self.needs_input_grad(0) else None,
-            mm(g, self.saved("mat2").t()) if self.needs_input_grad(1) else None,
-            mm(self.saved("mat1").t(), g) if self.needs_input_grad(2) else None,
+            sum_to(_times(g, beta), self._info) if self.needs_input_grad(0) else None,
+            _times(mm(g, self.saved("mat2").t()), alpha) if self.needs_input_grad(1) else None,
+            _times(mm(self.saved("mat1").t(), g), alpha) if self.needs_input_grad(2) else None,
         )
 
 
-def addmm(self, mat1, mat2):
-    """self + mat1 @ mat2 (the bias add of a linear layer, fused as in PyTorch)."""
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2), self broadcast (a linear layer's bias add, fused).
+
+    backward: beta * g to self, alpha * g @ mat2.T to mat1, alpha * mat1.T @ g to mat2.
+    """
+    for name, t in (("self", self), ("mat1", mat1)):
+        if t._data.dtype != mat2._data.dtype:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got "
+                f"{SCALAR_TYPE_NAMES[t._data.dtype.name]} and "
+                f"{SCALAR_TYPE_NAMES[mat2._data.dtype.name]}"
+            )
     if mat1._data.shape[1] != mat2._data.shape[0]:
         (n, k), (k2, m) = mat1._data.shape, mat2._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     data = mat1._data @ mat2._data
-    data += self._data
+    if alpha != 1:
+        data *= alpha
+    if beta != 0:  # beta = 0 ignores self, NaN included (PyTorch's rule)
+        data += self._data if beta == 1 else beta * self._data
     if not wants_grad(self, mat1, mat2):
         return Tensor._make(data)
     saved = {
-        "alpha": 1,
-        "beta": 1,
+        "alpha": alpha,
+        "beta": beta,
         "mat1": save(mat1) if mat2.requires_grad else None,
         "mat1_sym_sizes": mat1._data.shape,
         "mat1_sym_strides": _strides(mat1._data) if mat1.requires_grad else (),
@@ -243,3 +263,132 @@ def addmm(self, mat1, mat2):
         "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
     }
     return record(AddmmBackward0, data, (self, mat1, mat2), saved, info=self._data.shape)
+
+
+def outer(self, vec2):
+    """The outer product of two vectors, out[i, j] = self[i] * vec2[j], recorded as PyTorch
+    computes it: self.reshape(-1, 1) * vec2; backward: g @ vec2 to self, g.T @ self to vec2."""
+    for name, t in (("self", self), ("vec2", vec2)):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
+    return mul(self.reshape(self._data.shape[0], 1), vec2)
+
+
+def _diagonal_selector(rows, cols, offset):
+    """The 0/1 matrix E with E @ diag = the flattened (rows x cols) matrix with diag on its
+    `offset` diagonal, so that flat.T @ E reads that diagonal back."""
+    start_row, start_col = (0, offset) if offset >= 0 else (-offset, 0)
+    length = max(0, min(rows - start_row, cols - start_col))
+    selector = np.zeros((rows * cols, length))
+    i = np.arange(length)
+    selector[(start_row + i) * cols + start_col + i, i] = 1
+    return selector
+
+
+class TraceBackward0(Node):
+    """out = sum of the diagonal of self:  d self = g on the diagonal, 0 elsewhere."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        rows, cols = self._saved["self_sym_sizes"]
+        return (g * Tensor._make(np.eye(rows, cols, dtype=g._data.dtype)),)
+
+
+def trace(self):
+    """The sum of the diagonal of a matrix (integers give int64); backward: g on the diagonal."""
+    if self._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self._data.ndim}")
+    if self._data.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    wide = np.int64 if self._data.dtype.kind in "iu" else None  # PyTorch's for integers
+    data = np.asarray(np.trace(self._data, dtype=wide))
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(TraceBackward0, data, (self,), {"self_sym_sizes": self._data.shape})
+
+
+class DiagonalBackward0_copy(Node):  # noqa: N801 (PyTorch's name)
+    """out = the `offset` diagonal of self (a copy):  d self = zeros with g on that diagonal."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        rows, cols = s["self_sym_sizes"]
+        selector = Tensor._make(_diagonal_selector(rows, cols, s["offset"]).astype(g._data.dtype))
+        return (mv(selector, g).reshape(rows, cols),)
+
+
+class DiagEmbedBackward0(Node):
+    """out = a matrix with self on its `offset` diagonal:  d self = that diagonal of g."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        rows, cols = g._data.shape
+        selector = _diagonal_selector(rows, cols, self._saved["offset"]).astype(g._data.dtype)
+        return (mv(Tensor._make(selector.T.copy()), g.reshape(rows * cols)),)
+
+
+def diag(self, diagonal=0):
+    """A vector: the `diagonal` diagonal of a matrix; a matrix: the vector on that diagonal.
+
+    backward: g put back on (or read off) that diagonal.
+    """
+    x = self._data
+    if x.ndim == 2:
+        data = np.diagonal(x, diagonal).copy()
+        if not wants_grad(self):
+            return Tensor._make(data)
+        saved = {"dim1": 0, "dim2": 1, "offset": diagonal, "self_sym_sizes": x.shape}
+        return record(DiagonalBackward0_copy, data, (self,), saved)
+    if x.ndim != 1:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    data = np.diag(x, diagonal)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(DiagEmbedBackward0, data, (self,), {"dim1": -2, "dim2": -1, "offset": diagonal})
+
+
+class TrilBackward0(Node):
+    """out = self with the elements above the `diagonal` diagonal set to 0:  d self = tril(g)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (tril(g, self._saved["diagonal"]),)
+
+
+class TriuBackward0(Node):
+    """out = self with the elements below the `diagonal` diagonal set to 0:  d self = triu(g)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (triu(g, self._saved["diagonal"]),)
+
+
+def tril(self, diagonal=0):
+    """The lower triangle of the matrices (last two dims): 0 above the `diagonal` diagonal.
+
+    backward: tril(g).
+    """
+    return _triangle(self, diagonal, "tril", np.tril, TrilBackward0)
+
+
+def triu(self, diagonal=0):
+    """The upper triangle of the matrices (last two dims): 0 below the `diagonal` diagonal.
+
+    backward: triu(g).
+    """
+    return _triangle(self, diagonal, "triu", np.triu, TriuBackward0)
+
+
+def _triangle(self, diagonal, name, numpy_fn, node_type):
+    if self._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    data = numpy_fn(self._data, diagonal)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    return record(node_type, data, (self,), {"diagonal": diagonal})

@@ -1,4 +1,9 @@
-"""Reductions: sum, mean, prod, max and min, argmax, std and var, logsumexp, all and any, norm."""
+"""Reductions: sum, mean, prod, max and min, amax and amin, argmax, std and var, logsumexp, all
+and any, count_nonzero, norm; along a dim: cumsum and cumprod, sort, topk, kthvalue.
+
+Every `dim` may also be given as numpy's `axis=`, and `keepdim` as `keepdims=`, as torch allows
+(numpy_names).
+"""
 
 import math
 import warnings
@@ -6,17 +11,52 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import div_scalar, mul_scalar
-from .indexing import ScatterBackward0, scatter_into_zeros
+from .elementwise import cast
+from .indexing import ScatterBackward0, flip, scatter_into_zeros
 from .piecewise import masked_fill, maximum, minimum, where
-from .recording import float_values, record, save, scalar_type_name, wants_grad
+from .recording import SCALAR_TYPE_NAMES, float_values, record, save, scalar_type_name, wants_grad
 from .shape import cat, normalize_dim
 
-# what max(dim) and min(dim) return: a tuple (values, indices), as torch.return_types.max
+# what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
+SortResult = namedtuple("sort", ["values", "indices"])
+TopkResult = namedtuple("topk", ["values", "indices"])
+KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
+
+
+def numpy_names(op, dim, keepdim, axis, keepdims=None):
+    """(dim, keepdim), where numpy's names for them were used: axis= and keepdims= (torch takes
+    both; giving a dim both ways is an error)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}() got an unexpected keyword argument 'axis'")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise TypeError(f"{op}() got an unexpected keyword argument 'keepdims'")
+        keepdim = keepdims
+    return dim, keepdim
+
+
+def require_dim(op, dim):
+    """PyTorch's error for an operation called without its dim (which numpy's axis= may give)."""
+    if dim is None:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "dim"')
+
+
+def _in_dtype(self, dtype):
+    """self's values in `dtype` (the dtype= of sum, mean, cumsum...)."""
+    return self._data.astype(dtypes.to_numpy(dtype))
+
+
+def _to_input_dtype(g, dtype):
+    """The gradient in the input's dtype where dtype= changed it (PyTorch's engine casts it)."""
+    return g if g._data.dtype == dtype else cast(g, dtype)
 
 
 def _normalize_dims(dim, ndim):
@@ -48,7 +88,8 @@ class SumBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (_expand_back(g, None, False, self._saved["self_sym_sizes"]),)
+        g = _expand_back(g, None, False, self._saved["self_sym_sizes"])
+        return (g if self._info is None else _to_input_dtype(g, self._info),)
 
 
 class SumBackward1(Node):
@@ -57,8 +98,9 @@ class SumBackward1(Node):
     __slots__ = ()
 
     def apply(self, g):
-        s = self._saved
-        return (_expand_back(g, self._info, s["keepdim"], s["self_sym_sizes"]),)
+        s, (dims, dtype) = self._saved, self._info
+        g = _expand_back(g, dims, s["keepdim"], s["self_sym_sizes"])
+        return (g if dtype is None else _to_input_dtype(g, dtype),)
 
 
 class MeanBackward0(Node):
@@ -68,7 +110,8 @@ class MeanBackward0(Node):
 
     def apply(self, g):
         s = self._saved
-        return (div_scalar(_expand_back(g, None, False, s["self_sym_sizes"]), s["self_sym_numel"]),)
+        g = div_scalar(_expand_back(g, None, False, s["self_sym_sizes"]), s["self_sym_numel"])
+        return (g if self._info is None else _to_input_dtype(g, self._info),)
 
 
 class MeanBackward1(Node):
@@ -77,9 +120,10 @@ class MeanBackward1(Node):
     __slots__ = ()
 
     def apply(self, g):
-        s = self._saved
+        s, (dims, dtype) = self._saved, self._info
         count = s["self_sym_numel"] // (g._data.size or 1)
-        return (div_scalar(_expand_back(g, self._info, s["keepdim"], s["self_sym_sizes"]), count),)
+        g = div_scalar(_expand_back(g, dims, s["keepdim"], s["self_sym_sizes"]), count)
+        return (g if dtype is None else _to_input_dtype(g, dtype),)
 
 
 class MaxBackward1(Node):
@@ -214,51 +258,71 @@ class LogsumexpBackward0(Node):
         return (g * (x - result).exp(),)
 
 
-def sum(self, dim=None, keepdim=False):
-    """Sum of all elements, or over `dim` (an int or a tuple); backward: g broadcast back."""
+def sum(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
+    """Sum of all elements, or over `dim` (an int or a tuple), in `dtype` if given.
+
+    backward: g broadcast back (and cast back to self's dtype).
+    """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("sum", dim, keepdim, axis, keepdims)
     dims = _normalize_dims(dim, self._data.ndim)
-    data = np.asarray(np.sum(self._data, axis=dims, keepdims=keepdim))
+    x = self._data if dtype is None else _in_dtype(self, dtype)
+    data = np.asarray(np.sum(x, axis=dims, keepdims=keepdim))
     if not wants_grad(self):
         return Tensor._make(data)
+    changed = None if dtype is None else self._data.dtype  # the gradient is cast back to it
     if dims is None:
-        return record(SumBackward0, data, (self,), {"self_sym_sizes": self._data.shape})
+        saved = {"self_sym_sizes": self._data.shape}
+        return record(SumBackward0, data, (self,), saved, info=changed)
     saved = {"dim": _as_given(dim), "keepdim": keepdim, "self_sym_sizes": self._data.shape}
-    return record(SumBackward1, data, (self,), saved, info=dims)
+    return record(SumBackward1, data, (self,), saved, info=(dims, changed))
 
 
-def mean(self, dim=None, keepdim=False):
-    """Mean of all elements, or over `dim`; backward: g / (number averaged), broadcast back."""
-    if self._data.dtype.kind != "f":
+def mean(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
+    """Mean of all elements, or over `dim`, in `dtype` if given.
+
+    backward: g / (number averaged), broadcast back (and cast back to self's dtype).
+    """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("mean", dim, keepdim, axis, keepdims)
+    x = self._data if dtype is None else _in_dtype(self, dtype)
+    if x.dtype.kind != "f":
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {scalar_type_name(self)}"
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
+            "dtype must be either a floating point or complex dtype. Got: "
+            f"{SCALAR_TYPE_NAMES[x.dtype.name]}"
         )
     dims = _normalize_dims(dim, self._data.ndim)
-    data = np.asarray(np.mean(self._data, axis=dims, keepdims=keepdim), dtype=self._data.dtype)
+    data = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
     if not wants_grad(self):
         return Tensor._make(data)
     saved = {"self_sym_numel": self._data.size, "self_sym_sizes": self._data.shape}
+    changed = None if dtype is None else self._data.dtype  # the gradient is cast back to it
     if dims is None:
-        return record(MeanBackward0, data, (self,), saved)
+        return record(MeanBackward0, data, (self,), saved, info=changed)
     saved.update(dim=_as_given(dim), keepdim=keepdim)
-    return record(MeanBackward1, data, (self,), saved, info=dims)
+    return record(MeanBackward1, data, (self,), saved, info=(dims, changed))
 
 
-def max(self, dim=None, keepdim=False):
+def max(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The largest element; with `dim`, (values, indices) along it; with a tensor, maximum().
 
     backward: g to the largest element (shared among ties when there is no dim).
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("max", dim, keepdim, axis, keepdims)
     if isinstance(dim, Tensor):
         return maximum(self, dim)
     return _extreme(self, dim, keepdim, "max", np.max, np.argmax, MaxResult)
 
 
-def min(self, dim=None, keepdim=False):
+def min(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The smallest element; with `dim`, (values, indices) along it; with a tensor, minimum().
 
     backward: g to the smallest element (shared among ties when there is no dim).
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("min", dim, keepdim, axis, keepdims)
     if isinstance(dim, Tensor):
         return minimum(self, dim)
     return _extreme(self, dim, keepdim, "min", np.min, np.argmin, MinResult)
@@ -305,13 +369,17 @@ def _reduced_dim(self, dim, name):
     return d
 
 
-def argmax(self, dim=None, keepdim=False):
+def argmax(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The index of the largest element (of the flattened tensor when dim is None); not differentiable."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("argmax", dim, keepdim, axis, keepdims)
     return _arg_extreme(self, dim, keepdim, "argmax", np.argmax)
 
 
-def argmin(self, dim=None, keepdim=False):
+def argmin(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The index of the smallest element (of the flattened tensor when dim is None)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("argmin", dim, keepdim, axis, keepdims)
     return _arg_extreme(self, dim, keepdim, "argmin", np.argmin)
 
 
@@ -324,11 +392,13 @@ def _arg_extreme(self, dim, keepdim, name, numpy_arg):
     return Tensor._make(np.asarray(numpy_arg(self._data, axis=d, keepdims=keepdim)))
 
 
-def prod(self, dim=None, keepdim=False):
+def prod(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The product of all elements, or along `dim`; backward: g * out / self (with zeros too)."""
-    axis = None if dim is None else normalize_dim(dim, self._data.ndim)
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("prod", dim, keepdim, axis, keepdims)
+    d = None if dim is None else normalize_dim(dim, self._data.ndim)
     dtype = np.int64 if self._data.dtype.kind in "biu" else None  # PyTorch's for integers
-    data = np.asarray(np.prod(self._data, axis, dtype, keepdims=keepdim and dim is not None))
+    data = np.asarray(np.prod(self._data, d, dtype, keepdims=keepdim and dim is not None))
     if not wants_grad(self):
         return Tensor._make(data)
     if dim is None:
@@ -337,16 +407,20 @@ def prod(self, dim=None, keepdim=False):
     return record(ProdBackward1, data, (self,), saved, save_result_as="result")
 
 
-def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """sum((self - mean)**2) / (N - correction) over `dim`: correction 1 unless unbiased=False.
 
     backward: g * 2 * (self - mean) / (N - correction).
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("var", dim, keepdim, axis, keepdims)
     return _variance(self, dim, unbiased, keepdim, correction, "var")
 
 
-def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """sqrt(var(self, dim, ...)): the standard deviation; backward: var's, times g / (2 * out)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("std", dim, keepdim, axis, keepdims)
     return _variance(self, dim, unbiased, keepdim, correction, "std")
 
 
@@ -386,8 +460,11 @@ def _variance(self, dim, unbiased, keepdim, correction, name):
     return record(VarBackward0, data, (self,), saved)
 
 
-def logsumexp(self, dim, keepdim=False):
+def logsumexp(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """log(sum(exp(self))) over dim, computed without overflow; backward: g * softmax(self)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("logsumexp", dim, keepdim, axis, keepdims)
+    require_dim("logsumexp", dim)
     dims = _normalize_dims(dim, self._data.ndim)
     x = float_values(self)
     shift = np.max(x, axis=dims, keepdims=True)
@@ -403,13 +480,17 @@ def logsumexp(self, dim, keepdim=False):
     return record(LogsumexpBackward0, data, (self,), saved, save_result_as="result")
 
 
-def all(self, dim=None, keepdim=False):
+def all(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """True where every element (over dim) is nonzero: a bool tensor (uint8 for uint8)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("all", dim, keepdim, axis, keepdims)
     return _logical(self, dim, keepdim, np.all)
 
 
-def any(self, dim=None, keepdim=False):
+def any(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """True where some element (over dim) is nonzero: a bool tensor (uint8 for uint8)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("any", dim, keepdim, axis, keepdims)
     return _logical(self, dim, keepdim, np.any)
 
 
@@ -490,3 +571,246 @@ def norm(self, p="fro", dim=None, keepdim=False):
         "self": save(self),
     }
     return record(LinalgVectorNormBackward0, data, (self,), saved, "result", info=dims)
+
+
+def count_nonzero(self, dim=None, axis=None):
+    """The number of elements that are not 0, in all or over `dim` (an int or a tuple): int64."""
+    if axis is not None:
+        dim, _ = numpy_names("count_nonzero", dim, False, axis)
+    dims = _normalize_dims(dim, self._data.ndim)
+    return Tensor._make(np.asarray(np.count_nonzero(self._data, axis=dims), dtype=np.int64))
+
+
+# --- amax and amin: the gradient is shared among the elements equal to the extreme -------------
+class AmaxBackward0(Node):
+    """out = amax(self, dim):  d self = g / count where self equals out, 0 elsewhere."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, result, dims = self.saved("self"), self.saved("result"), self._info
+        if not self._saved["keepdim"]:
+            g, result = _unsqueeze_dims(g, dims), _unsqueeze_dims(result, dims)
+        mask = x == result
+        return ((g / mask.sum(dims, keepdim=True)) * mask,)
+
+
+class AminBackward0(AmaxBackward0):
+    """out = amin(self, dim):  d self = g / count where self equals out, 0 elsewhere."""
+
+    __slots__ = ()
+
+
+def amax(self, dim=(), keepdim=False, axis=None, keepdims=None):
+    """The largest value over `dim` (an int or a tuple; () for all); backward: g shared among ties."""
+    return _amax_amin(self, dim, keepdim, axis, keepdims, "amax", np.max, AmaxBackward0)
+
+
+def amin(self, dim=(), keepdim=False, axis=None, keepdims=None):
+    """The smallest value over `dim` (an int or a tuple; () for all); backward: g shared among ties."""
+    return _amax_amin(self, dim, keepdim, axis, keepdims, "amin", np.min, AminBackward0)
+
+
+def _amax_amin(self, dim, keepdim, axis, keepdims, name, numpy_fn, node_type):
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(name, None if dim == () else dim, keepdim, axis, keepdims)
+    given = _as_given(() if dim is None else dim)
+    if not given:
+        _check_not_empty(self, name, "Specify the reduction dim with the 'dim' argument.")
+    dims = tuple(sorted(_reduced_dim(self, d, name) for d in given)) or tuple(range(self.ndim))
+    data = np.asarray(numpy_fn(self._data, axis=dims, keepdims=keepdim))
+    if not wants_grad(self):
+        return Tensor._make(data)
+    saved = {"dim": given, "keepdim": keepdim, "self": save(self)}
+    return record(node_type, data, (self,), saved, save_result_as="result", info=dims)
+
+
+# --- cumsum and cumprod: running sums and products along a dim --------------------------------
+def _reversed_cumsum(g, dim):
+    """Sums from the end backwards along dim: flip, cumsum, flip (PyTorch's formula)."""
+    return flip(cumsum(flip(g, dim), dim), dim)
+
+
+class CumsumBackward0(Node):
+    """out = cumsum(self, dim):  d self = g summed from the end backwards along dim."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        g, dim = _to_input_dtype(g, self._info), self._saved["dim"]
+        if g._data.size <= 1 or g._data.shape[dim] == 1:
+            return (g,)
+        return (_reversed_cumsum(g, dim),)
+
+
+class CumprodBackward0(Node):
+    """out = cumprod(self, dim):  d self = reversed_cumsum(out * g, dim) / self (without zeros)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, dim = self.saved("self"), self._saved["dim"]
+        g = _to_input_dtype(g, x._data.dtype)
+        if x._data.size <= 1 or x._data.shape[dim] == 1:
+            return (g,)
+        if np.any(x._data == 0):
+            return (_cumprod_backward_with_zeros(g, x, normalize_dim(dim, x._data.ndim)),)
+        return (_reversed_cumsum(self.saved("result") * g, dim) / x,)
+
+
+def _cumprod_backward_with_zeros(g, x, dim):
+    """d self[k] = sum over j >= k of g[j] * (the product of self[:j + 1] without self[k]);
+    out / self would be 0 / 0, so each k multiplies the other elements itself."""
+    n, pieces = x._data.shape[dim], []
+    for k in range(n):
+        at_k = np.zeros([n if a == dim else 1 for a in range(x._data.ndim)], bool)
+        at_k[(0,) * dim + (k,)] = True
+        before_k = np.cumsum(at_k, axis=dim) == 0  # j < k: out[j] does not depend on self[k]
+        others = cumprod(masked_fill(x, Tensor._make(at_k), 1), dim)
+        pieces.append(masked_fill(g * others, Tensor._make(before_k), 0).sum(dim, keepdim=True))
+    return cat(pieces, dim)
+
+
+def cumsum(self, dim=None, dtype=None, axis=None):
+    """Running sums along dim: out[i] = self[0] + ... + self[i] (integers give int64).
+
+    backward: g summed from the end: d self[i] = g[i] + ... + g[n - 1].
+    """
+    if axis is not None:
+        dim, _ = numpy_names("cumsum", dim, False, axis)
+    return _running(self, dim, dtype, "cumsum", np.cumsum, CumsumBackward0)
+
+
+def cumprod(self, dim=None, dtype=None, axis=None):
+    """Running products along dim: out[i] = self[0] * ... * self[i] (integers give int64).
+
+    backward: d self[k] = sum over j >= k of g[j] * out[j] / self[k] (computed apart with zeros).
+    """
+    if axis is not None:
+        dim, _ = numpy_names("cumprod", dim, False, axis)
+    return _running(self, dim, dtype, "cumprod", np.cumprod, CumprodBackward0)
+
+
+def _running(self, dim, dtype, name, numpy_fn, node_type):
+    require_dim(name, dim)
+    d = normalize_dim(dim, self._data.ndim)
+    x = self._data if dtype is None else _in_dtype(self, dtype)
+    wide = np.int64 if x.dtype.kind in "biu" else None  # PyTorch's for integers
+    data = numpy_fn(x, axis=d, dtype=wide) if x.ndim else x.astype(wide or x.dtype)
+    if not wants_grad(self):
+        return Tensor._make(data)
+    if node_type is CumsumBackward0:
+        return record(node_type, data, (self,), {"dim": dim}, info=self._data.dtype)
+    saved = {"dim": dim, "self": save(self)}
+    return record(node_type, data, (self,), saved, save_result_as="result")
+
+
+# --- sort, topk, kthvalue: values chosen by position; the gradient goes back to each position --
+class SortBackward0(Node):
+    """(values, indices) = sort(self, dim):  d self = zeros with g put back at the indices."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        if not s["self_sym_sizes"]:
+            return (g,)
+        dim, indices = s["dim"], self.saved("indices")
+        return (scatter_into_zeros(g, s["self_sym_sizes"], dim, indices, ScatterBackward0),)
+
+
+class TopkBackward0(SortBackward0):
+    """(values, indices) = topk(self, k, dim):  d self = zeros with g put back at the indices."""
+
+    __slots__ = ()
+
+
+class KthvalueBackward0(MaxBackward0):
+    """(values, indices) = kthvalue(self, k, dim):  d self = g at the index, 0 elsewhere."""
+
+    __slots__ = ()
+
+
+def _order(x, d, descending):
+    """Indices that sort x along d, ties in their first order; NaN counts as the largest."""
+    if not descending:
+        return np.argsort(x, axis=d, kind="stable")
+    key = -x.astype(np.int8) if x.dtype == np.bool_ else -x
+    return np.lexsort((key, ~np.isnan(x) if x.dtype.kind == "f" else np.ones_like(x)), axis=d)
+
+
+def sort(self, dim=None, descending=False, stable=False, axis=None):
+    """(values, indices): the elements along dim (default -1) in order, and where each was.
+
+    backward: g put back where each value came from.
+    """
+    if axis is not None:
+        dim, _ = numpy_names("sort", dim, False, axis)
+    dim = -1 if dim is None else dim
+    return _select_positions(self, dim, _order, descending, SortBackward0, SortResult)
+
+
+def topk(self, k, dim=None, largest=True, sorted=True, axis=None):
+    """(values, indices) of the k largest (or smallest) elements along dim (default -1).
+
+    backward: g put back where each value came from.
+    """
+    if axis is not None:
+        dim, _ = numpy_names("topk", dim, False, axis)
+    dim = -1 if dim is None else dim
+    d = normalize_dim(dim, self._data.ndim)
+    size = self._data.shape[d] if self._data.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+
+    def first_k(x, axis, descending):
+        return np.take(_order(x, axis, descending), np.arange(k), axis=axis)
+
+    return _select_positions(self, dim, first_k, largest, TopkBackward0, TopkResult)
+
+
+def _select_positions(self, dim, order, descending, node_type, result_type):
+    d = normalize_dim(dim, self._data.ndim)
+    if self._data.ndim == 0:
+        indices = np.zeros((), np.int64)
+        data = self._data.copy()
+    else:
+        indices = order(self._data, d, descending)
+        data = np.take_along_axis(self._data, indices, axis=d)
+    indices = Tensor._make(indices)
+    if not wants_grad(self):
+        return result_type(Tensor._make(data), indices)
+    saved = {"dim": dim, "indices": save(indices), "self_sym_sizes": self._data.shape}
+    return result_type(record(node_type, data, (self,), saved), indices)
+
+
+def kthvalue(self, k, dim=None, keepdim=False, axis=None, keepdims=None):
+    """(values, indices): the k-th smallest element along dim (default -1), k counted from 1.
+
+    backward: g to the element chosen.
+    """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names("kthvalue", dim, keepdim, axis, keepdims)
+    dim = -1 if dim is None else dim
+    d = normalize_dim(dim, self._data.ndim)
+    size = self._data.shape[d] if self._data.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if self._data.ndim == 0:
+        indices = Tensor._make(np.zeros((), np.int64))
+        data = self._data.copy()
+    else:
+        index = np.take(_order(self._data, d, False), [k - 1], axis=d)
+        data = np.take_along_axis(self._data, index, axis=d)
+        if not keepdim:
+            index, data = np.squeeze(index, d), np.squeeze(data, d)
+        indices = Tensor._make(index)
+    if not wants_grad(self):
+        return KthvalueResult(Tensor._make(data), indices)
+    saved = {
+        "dim": dim,
+        "indices": save(indices),
+        "keepdim": keepdim,
+        "self_sym_sizes": self._data.shape,
+    }
+    return KthvalueResult(record(KthvalueBackward0, data, (self,), saved), indices)

@@ -1,0 +1,402 @@
+"""Activation functions of torch.nn.functional: softplus, elu, selu, silu, gelu, hardtanh, relu6,
+logsigmoid, mish.
+
+Where PyTorch computes a backward in one kernel (softplus_backward, elu_backward, gelu_backward,
+hardtanh_backward, log_sigmoid_backward), that backward is an operation of its own here too, with
+its own node (SoftplusBackwardBackward0...), so `create_graph=True` records PyTorch's graph.
+silu and mish differentiate their backward as the elementary operations it is made of, as PyTorch.
+"""
+
+import math
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor
+from .arithmetic import add_scalar, mul_scalar, sub
+from .elementwise import _erf, _sigmoid
+from .recording import SCALAR_TYPE_NAMES, record, save, wants_grad
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+SQRT_HALF = math.sqrt(0.5)
+INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+GELU_TANH_K, GELU_TANH_C = math.sqrt(2 / math.pi), 0.044715
+
+
+def _check_float(self, kernel):
+    """PyTorch's error for an activation kernel that has no integer version."""
+    if self._data.dtype.kind != "f":
+        name = SCALAR_TYPE_NAMES[self._data.dtype.name]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
+def _one_minus(t):
+    """1 - t as PyTorch's backward formulas write it: a tensor subtraction (SubBackward0)."""
+    return sub(Tensor._make(np.asarray(1, t._data.dtype)), t)
+
+
+def _zeros_like(t):
+    return Tensor._make(np.zeros_like(t._data))
+
+
+# --- softplus ----------------------------------------------------------------------------------
+class SoftplusBackward0(Node):
+    """out = log(1 + exp(beta * self)) / beta:  d self = g * sigmoid(beta * self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        return (softplus_backward(g, self.saved("self"), s["beta"], s["threshold"]),)
+
+
+class SoftplusBackwardBackward0(Node):
+    """out = g * sigmoid(beta * self):  d g = gg * sigmoid(beta * self),
+    d self = gg * g * beta * sigmoid'(beta * self) (0 where beta * self > threshold)."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        s, x = self._saved, self.saved("self")
+        beta, threshold = s["beta"], s["threshold"]
+        grad_g = softplus_backward(gg, x, beta, threshold) if self.needs_input_grad(0) else None
+        grad_x = None
+        if self.needs_input_grad(1):
+            bx = mul_scalar(x, beta)
+            z = bx.sigmoid()
+            below = Tensor._make((bx._data < threshold).astype(x._data.dtype))
+            grad_x = mul_scalar(gg * self.saved("grad_output") * z * _one_minus(z) * below, beta)
+        return grad_g, grad_x
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
+
+    backward: g * sigmoid(beta * x) (g where beta * x > threshold).
+    """
+    _check_float(input, "softplus_cpu")
+    x = input._data
+    bx = x * beta
+    data = np.where(bx > threshold, x, np.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    saved = {"beta": beta, "self": save(input), "threshold": threshold}
+    return record(SoftplusBackward0, data, (input,), saved)
+
+
+def softplus_backward(g, self, beta, threshold):
+    """softplus's backward, g * sigmoid(beta * self); recorded so create_graph can differentiate it."""
+    bx = self._data * beta
+    data = np.where(bx > threshold, g._data, g._data * _sigmoid(bx)).astype(g._data.dtype)
+    if not wants_grad(g, self):
+        return Tensor._make(data)
+    saved = {"beta": beta, "grad_output": save(g), "self": save(self), "threshold": threshold}
+    return record(SoftplusBackwardBackward0, data, (g, self), saved)
+
+
+# --- elu and selu ------------------------------------------------------------------------------
+class EluBackward0(Node):
+    """out = scale * (self if self > 0 else alpha * (exp(input_scale * self) - 1)):
+    d self = g * scale, or g * scale * alpha * input_scale * exp(input_scale * self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        return (elu_backward(g, s["alpha"], s["scale"], s["input_scale"], self.saved("self")),)
+
+
+class EluBackwardBackward0(Node):
+    """out = elu's backward of g:  d g = elu's backward of gg;
+    d self = gg * g * input_scale * (elu's derivative) where self < 0, else 0."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        s, x = self._saved, self.saved("self_or_result")
+        alpha, scale, input_scale = s["alpha"], s["scale"], s["input_scale"]
+        grad_g = (
+            elu_backward(gg, alpha, scale, input_scale, x) if self.needs_input_grad(0) else None
+        )
+        grad_x = None
+        if self.needs_input_grad(1):
+            go = mul_scalar(gg * self.saved("grad_output"), input_scale)
+            negative = Tensor._make((x._data < 0).astype(x._data.dtype))
+            grad_x = elu_backward(go, alpha, scale, input_scale, x) * negative
+        return grad_g, grad_x
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (exp(x) - 1); backward: g, or g * alpha * exp(x)."""
+    return _elu(input, alpha, 1, 1, inplace)
+
+
+def selu(input, inplace=False):
+    """SELU_SCALE * elu(x, SELU_ALPHA): elu with the constants that keep activations normalised."""
+    return _elu(input, SELU_ALPHA, SELU_SCALE, 1, inplace)
+
+
+def _elu(input, alpha, scale, input_scale, inplace):
+    if inplace:
+        raise NotImplementedError(
+            "mini_autograd has no in-place elu (PyTorch's records EluBackward1); use inplace=False"
+        )
+    _check_float(input, "elu_cpu")
+    x = input._data
+    with np.errstate(over="ignore"):  # exp of a large x, for the branch that is not taken
+        negative = scale * alpha * np.expm1(x * input_scale)
+    data = np.where(x > 0, scale * x, negative).astype(x.dtype, copy=False)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    saved = {"alpha": alpha, "input_scale": input_scale, "scale": scale, "self": save(input)}
+    return record(EluBackward0, data, (input,), saved)
+
+
+def elu_backward(g, alpha, scale, input_scale, self):
+    """elu's backward (for self, not the result); recorded so create_graph can differentiate it."""
+    x = self._data
+    with np.errstate(over="ignore"):
+        slope = np.where(x > 0, scale, input_scale * scale * alpha * np.exp(x * input_scale))
+    data = (g._data * slope).astype(g._data.dtype, copy=False)
+    if not wants_grad(g, self):
+        return Tensor._make(data)
+    saved = {
+        "alpha": alpha,
+        "grad_output": save(g),
+        "input_scale": input_scale,
+        "is_result": False,
+        "scale": scale,
+        "self_or_result": save(self),
+    }
+    return record(EluBackwardBackward0, data, (g, self), saved)
+
+
+# --- silu and mish: backwards made of elementary operations ------------------------------------
+class SiluBackward0(Node):
+    """out = self * sigmoid(self):  d self = g * s * (1 + self * (1 - s)), s = sigmoid(self)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x = self.saved("self")
+        s = x.sigmoid()
+        return (g * s * add_scalar(x * _one_minus(s), 1),)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) (also called swish); backward: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    if inplace:
+        raise NotImplementedError("mini_autograd has no in-place silu; use inplace=False")
+    _check_float(input, "silu_cpu")
+    data = input._data * _sigmoid(input._data)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    return record(SiluBackward0, data, (input,), {"self": save(input)})
+
+
+class MishBackward0(Node):
+    """out = self * tanh(softplus(self)):
+    d self = g * (t + self * sigmoid(self) * (1 - t**2)), t = tanh(softplus(self))."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x = self.saved("self")
+        t = x.exp().log1p().tanh()
+        return (g * (t + x * x.sigmoid() * _one_minus(t * t)),)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)); backward: g * (t + x * sigmoid(x) * (1 - t**2)), t = tanh(softplus(x))."""
+    if inplace:
+        raise NotImplementedError("mini_autograd has no in-place mish; use inplace=False")
+    _check_float(input, "mish_cpu")
+    x = input._data
+    data = (x * np.tanh(np.logaddexp(0, x))).astype(x.dtype, copy=False)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    return record(MishBackward0, data, (input,), {"self": save(input)})
+
+
+# --- gelu --------------------------------------------------------------------------------------
+class GeluBackward0(Node):
+    """out = self * Phi(self) (Phi: the normal distribution's CDF, or its tanh approximation):
+    d self = g * (Phi(self) + self * phi(self))."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (gelu_backward(g, self.saved("self"), self._saved["approximate"]),)
+
+
+class GeluBackwardBackward0(Node):
+    """out = g * gelu'(self):  d g = gg * gelu'(self),  d self = gg * g * gelu''(self)."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        x, approximate = self.saved("self"), self._saved["approximate"]
+        grad_g = gelu_backward(gg, x, approximate) if self.needs_input_grad(0) else None
+        grad_x = None
+        if self.needs_input_grad(1):
+            grad_x = gg * self.saved("grad_output") * _gelu_second_derivative(x, approximate)
+        return grad_g, grad_x
+
+
+def _gelu_second_derivative(x, approximate):
+    """gelu''(x) written with Tensor operations: phi(x) * (2 - x**2), or the tanh form's."""
+    if approximate == "none":
+        phi = mul_scalar(mul_scalar(x * x, -0.5).exp(), INV_SQRT_2PI)
+        return phi * add_scalar(-(x * x), 2)
+    k, c = GELU_TANH_K, GELU_TANH_C
+    x2 = x * x
+    t = mul_scalar(x + mul_scalar(x2 * x, c), k).tanh()
+    du = mul_scalar(add_scalar(mul_scalar(x2, 3 * c), 1), k)  # d/dx of the argument of tanh
+    sech2 = _one_minus(t * t)
+    # (1 - t**2) * (du - x * t * du**2 + 0.5 * x * 6 * k * c * x)
+    return sech2 * (du - x * t * du * du + mul_scalar(x2, 3 * k * c))
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF 0.5 * (1 + erf(x / sqrt(2))); with
+    approximate='tanh', Phi(x) ~ 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3))).
+
+    backward: g * (Phi(x) + x * phi(x)), phi the normal density (or the tanh form's derivative).
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _check_float(input, "GeluKernelImpl")
+    x = input._data
+    data = (x * _gelu_cdf(x, approximate)[0]).astype(x.dtype, copy=False)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    saved = {"approximate": approximate, "self": save(input)}
+    return record(GeluBackward0, data, (input,), saved)
+
+
+def _gelu_cdf(x, approximate):
+    """(Phi(x), its derivative) in numpy: the exact normal CDF and density, or the tanh form's."""
+    if approximate == "none":
+        cdf = 0.5 * (1 + np.asarray(_erf(x * SQRT_HALF), dtype=x.dtype))
+        return cdf, INV_SQRT_2PI * np.exp(-0.5 * x * x)
+    t = np.tanh(GELU_TANH_K * (x + GELU_TANH_C * x**3))
+    return 0.5 * (1 + t), 0.5 * (1 - t * t) * GELU_TANH_K * (1 + 3 * GELU_TANH_C * x * x)
+
+
+def gelu_backward(g, self, approximate):
+    """gelu's backward, g * (Phi + x * phi); recorded so create_graph can differentiate it."""
+    x = self._data
+    cdf, density = _gelu_cdf(x, approximate)
+    data = (g._data * (cdf + x * density)).astype(g._data.dtype, copy=False)
+    if not wants_grad(g, self):
+        return Tensor._make(data)
+    saved = {"approximate": approximate, "grad_output": save(g), "self": save(self)}
+    return record(GeluBackwardBackward0, data, (g, self), saved)
+
+
+# --- hardtanh and relu6 ------------------------------------------------------------------------
+class HardtanhBackward0(Node):
+    """out = clamp(self, min_val, max_val):  d self = g where min_val < self < max_val, else 0."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        return (hardtanh_backward(g, self.saved("self"), s["min_val"], s["max_val"]),)
+
+
+class HardtanhBackwardBackward0(Node):
+    """out = g where min_val < self < max_val:  d g = gg there, else 0;  d self = 0."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        s = self._saved
+        return (
+            hardtanh_backward(gg, self.saved("self"), s["min_val"], s["max_val"])
+            if self.needs_input_grad(0)
+            else None,
+            _zeros_like(gg) if self.needs_input_grad(1) else None,
+        )
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val); backward: g where min_val < x < max_val, else 0."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        raise NotImplementedError("mini_autograd has no in-place hardtanh; use inplace=False")
+    x = input._data
+    data = np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    saved = {"max_val": max_val, "min_val": min_val, "self": save(input)}
+    return record(HardtanhBackward0, data, (input,), saved)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6), recorded as hardtanh(x, 0, 6); backward: g where 0 < x < 6, else 0."""
+    return hardtanh(input, 0, 6, inplace)
+
+
+def hardtanh_backward(g, self, min_val, max_val):
+    """hardtanh's backward, g where min_val < self < max_val; recorded for create_graph."""
+    x = self._data
+    data = np.where((x > min_val) & (x < max_val), g._data, 0).astype(g._data.dtype, copy=False)
+    if not wants_grad(g, self):
+        return Tensor._make(data)
+    saved = {"max_val": max_val, "min_val": min_val, "self": save(self)}
+    return record(HardtanhBackwardBackward0, data, (g, self), saved)
+
+
+# --- logsigmoid --------------------------------------------------------------------------------
+class LogSigmoidBackward0(Node):
+    """out = log(sigmoid(self)):  d self = g * sigmoid(-self) (from buffer = exp(-|self|))."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (log_sigmoid_backward(g, self.saved("self"), self.saved("buffer")),)
+
+
+class LogSigmoidBackwardBackward0(Node):
+    """out = g * sigmoid(-self):  d g = gg * sigmoid(-self),
+    d self = gg * g * (s - 1) * s, s = sigmoid(self)."""
+
+    __slots__ = ()
+
+    def apply(self, gg):
+        x, buffer = self.saved("self"), self.saved("buffer")
+        grad_g = log_sigmoid_backward(gg, x, buffer) if self.needs_input_grad(0) else None
+        grad_x = None
+        if self.needs_input_grad(1):
+            s = x.sigmoid()
+            grad_x = gg * self.saved("grad_output") * (s - 1) * s
+        return grad_g, grad_x
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), without overflow.
+
+    backward: g * sigmoid(-x) = g * (1 - sigmoid(x)).
+    """
+    _check_float(input, "log_sigmoid_cpu")
+    x = input._data
+    buffer = np.exp(-np.abs(x))  # what PyTorch's CPU kernel keeps for backward
+    data = np.minimum(x, 0) - np.log1p(buffer)
+    if not wants_grad(input):
+        return Tensor._make(data)
+    saved = {"buffer": save(Tensor._make(buffer)), "self": save(input)}
+    return record(LogSigmoidBackward0, data, (input,), saved)
+
+
+def log_sigmoid_backward(g, self, buffer):
+    """logsigmoid's backward, g * sigmoid(-self); recorded so create_graph can differentiate it."""
+    z = buffer._data
+    slope = np.where(self._data < 0, 1 / (1 + z), z / (1 + z))
+    data = (g._data * slope).astype(g._data.dtype, copy=False)
+    if not wants_grad(g, self):
+        return Tensor._make(data)
+    saved = {"buffer": save(buffer), "grad_output": save(g), "self": save(self)}
+    return record(LogSigmoidBackwardBackward0, data, (g, self), saved)

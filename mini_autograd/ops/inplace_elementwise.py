@@ -1,0 +1,115 @@
+"""The in-place forms of the elementwise operations (`y.exp_()`, `y.clamp_(0, 1)`, `y.relu_()`...).
+
+PyTorch records an in-place operation as the node of its out-of-place form: `y.exp_()` gives y
+the grad_fn ExpBackward0, whose saved `result` is y itself (so changing y again makes backward
+fail the version check). A node that needs `self` keeps a clone of it, taken before the change
+(`self.clone()` in PyTorch, so its saved self has a CloneBackward0). One function, `in_place`,
+makes every form below from the operation; `_rebase` is where the tensor takes the new node
+(through inplace.rebase_history, which also rebases the base of a view).
+"""
+
+import numpy as np
+
+from ..grad_mode import _State
+from ..node import edge_of
+from ..saved import SavedTensor
+from . import arithmetic as ar
+from . import elementwise as el
+from . import piecewise
+from .inplace import _check_inplace_allowed, rebase_history
+from .recording import SCALAR_TYPE_NAMES
+
+
+def check_can_cast(result_dtype, target_dtype):
+    """PyTorch's error when a result cannot be written into a tensor of another kind of dtype:
+    a float into an integer tensor, or a number into a bool tensor."""
+    if (result_dtype.kind == "f" and target_dtype.kind != "f") or (
+        result_dtype.kind != "b" and target_dtype.kind == "b"
+    ):
+        raise RuntimeError(
+            f"result type {SCALAR_TYPE_NAMES[result_dtype.name]} can't be cast to the desired "
+            f"output type {SCALAR_TYPE_NAMES[target_dtype.name]}"
+        )
+
+
+def in_place(op, keeps_self=False):
+    """The in-place form of `op`: self = op(self, ...), written into self's memory, recorded as
+    op records itself. `keeps_self`: op's node saves self, so it gets a clone taken before."""
+
+    def method(self, *args, **kwargs):
+        _check_inplace_allowed(self)
+        recording = _State.enabled and (
+            self.requires_grad
+            or any(getattr(a, "requires_grad", False) for a in (*args, *kwargs.values()))
+        )
+        out = op(el.clone(self) if recording and keeps_self else self, *args, **kwargs)
+        check_can_cast(out._data.dtype, self._data.dtype)
+        if out._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(out._data.shape)}"
+            )
+        if out.grad_fn is None:
+            np.copyto(self._data, out._data, casting="same_kind")
+            self._bump_version()
+            return self
+        return _rebase(self, out, keeps_self)
+
+    name = op.__name__ + "_"
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"self = {op.__name__}(self, ...) in place; recorded as {op.__name__} is."
+    return method
+
+
+def _rebase(self, out, keeps_self):
+    """Make self the output of out's node: its values, a version bump, the node as its history.
+
+    The node's first edge goes to where self's gradient went before (not to the clone it saved),
+    and its saved result is self, at the version after this change.
+    """
+    node = out.grad_fn
+    if keeps_self:
+        node.next_functions = (edge_of(self), *node.next_functions[1:])
+    np.copyto(self._data, out._data, casting="same_kind")
+    self._bump_version()
+    rebase_history(self, node)
+    result = node._saved.get("result") if node._saved else None
+    if result is not None and result._unpack is None:  # (a pack hook has already packed out)
+        node._saved["result"] = SavedTensor(self, is_output=True)
+    return self
+
+
+# One line per operation: the form PyTorch has, made from the out-of-place operation.
+abs_ = in_place(el.abs, keeps_self=True)
+acos_ = in_place(el.acos, keeps_self=True)
+asin_ = in_place(el.asin, keeps_self=True)
+atan_ = in_place(el.atan, keeps_self=True)
+ceil_ = in_place(el.ceil)
+clamp_ = in_place(piecewise.clamp, keeps_self=True)
+clamp_max_ = in_place(piecewise.clamp_max, keeps_self=True)
+clamp_min_ = in_place(piecewise.clamp_min, keeps_self=True)
+cos_ = in_place(el.cos, keeps_self=True)
+cosh_ = in_place(el.cosh, keeps_self=True)
+erf_ = in_place(el.erf, keeps_self=True)
+exp_ = in_place(el.exp)
+exp2_ = in_place(el.exp2)
+expm1_ = in_place(el.expm1)
+floor_ = in_place(el.floor)
+log_ = in_place(el.log, keeps_self=True)
+log10_ = in_place(el.log10, keeps_self=True)
+log1p_ = in_place(el.log1p, keeps_self=True)
+log2_ = in_place(el.log2, keeps_self=True)
+neg_ = in_place(ar.neg)
+pow_ = in_place(ar.pow, keeps_self=True)
+reciprocal_ = in_place(ar.reciprocal)
+relu_ = in_place(el.relu)
+round_ = in_place(el.round)
+rsqrt_ = in_place(el.rsqrt)
+sigmoid_ = in_place(el.sigmoid)
+sign_ = in_place(el.sign)
+sin_ = in_place(el.sin, keeps_self=True)
+sinh_ = in_place(el.sinh, keeps_self=True)
+sqrt_ = in_place(el.sqrt)
+square_ = in_place(el.square, keeps_self=True)
+tan_ = in_place(el.tan)
+tanh_ = in_place(el.tanh)
