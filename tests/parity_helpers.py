@@ -217,3 +217,51 @@ def grad_masks(n):
     for bits in range(1, 2**n):
         masks.append(tuple(bool(bits >> i & 1) for i in range(n)))
     return masks
+
+
+def f64(lib, data, requires_grad=False):
+    """A float64 leaf of `lib`."""
+    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
+
+
+def tree(x):
+    """Tensors as float64 numpy arrays, tuples as lists, through nested containers."""
+    if is_tensor(x):
+        return to_numpy(x)
+    if isinstance(x, (list, tuple)):
+        return [tree(v) for v in x]
+    if isinstance(x, dict):
+        return {k: tree(v) for k, v in x.items()}
+    return x
+
+
+def same_results(fn):
+    """Run fn(lib) on both libraries; results equal (arrays to 1e-7), or the same error."""
+    expected, actual = outcome(fn, torch), outcome(fn, ma)
+    if expected[0] == "raises" or actual[0] == "raises":
+        assert actual == expected
+    else:
+        compare_nested(tree(actual[1]), tree(expected[1]))
+    return actual
+
+
+def describe(x):
+    """Tensors as (dtype name, shape, values), recursively through tuples; other values as they are."""
+    if isinstance(x, (torch.Tensor, ma.Tensor)):
+        dtype = str(x.dtype).rpartition(".")[2]
+        return ("tensor", dtype, tuple(x.shape), to_numpy(x) if x.numel() else None)
+    if isinstance(x, (tuple, list)):
+        return tuple(describe(v) for v in x)
+    return x
+
+
+def assert_same(actual, expected):
+    """Equal descriptions; float values within 1e-6 (NaN equal to NaN)."""
+    if isinstance(expected, np.ndarray):
+        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7, equal_nan=True)
+    elif isinstance(expected, tuple):
+        assert isinstance(actual, tuple) and len(actual) == len(expected), (actual, expected)
+        for a, e in zip(actual, expected):
+            assert_same(a, e)
+    else:
+        assert actual == expected

@@ -23,39 +23,16 @@ from parity_helpers import (
     compare_nested,
     describe_graph,
     error_of,
+    f64,
     is_tensor,
     outcome,
+    same_results,
     to_numpy,
+    tree,
 )
 
 import mini_autograd as ma
 from mini_autograd import serialization
-
-
-def f64(lib, data, requires_grad=False):
-    """A float64 leaf of `lib`."""
-    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
-
-
-def tree(x):
-    """Tensors as float64 numpy arrays, tuples as lists, through nested containers."""
-    if is_tensor(x):
-        return to_numpy(x)
-    if isinstance(x, (list, tuple)):
-        return [tree(v) for v in x]
-    if isinstance(x, dict):
-        return {k: tree(v) for k, v in x.items()}
-    return x
-
-
-def same_results(fn):
-    """Run fn(lib) on both libraries; results equal (arrays to 1e-7), or the same error."""
-    expected, actual = outcome(fn, torch), outcome(fn, ma)
-    if expected[0] == "raises" or actual[0] == "raises":
-        assert actual == expected
-    else:
-        compare_nested(tree(actual[1]), tree(expected[1]))
-    return actual
 
 
 def torch_text(message):

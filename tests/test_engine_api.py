@@ -15,36 +15,14 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from parity_helpers import compare_nested, error_of, is_tensor, outcome, to_numpy
+from parity_helpers import (
+    error_of,
+    f64,
+    same_results,
+)
 
 import mini_autograd as ma
 from mini_autograd import engine
-
-
-def f64(lib, data, requires_grad=False):
-    """A float64 leaf of `lib`."""
-    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
-
-
-def tree(x):
-    """Tensors as float64 numpy arrays, tuples as lists, dicts kept, through nested containers."""
-    if is_tensor(x):
-        return to_numpy(x)
-    if isinstance(x, (list, tuple)):
-        return [tree(v) for v in x]
-    if isinstance(x, dict):
-        return {k: tree(v) for k, v in x.items()}
-    return x
-
-
-def same_results(fn):
-    """Run fn(lib) on both libraries; results equal (arrays to 1e-7), or the same error."""
-    expected, actual = outcome(fn, torch), outcome(fn, ma)
-    if expected[0] == "raises" or actual[0] == "raises":
-        assert actual == expected
-    else:
-        compare_nested(tree(actual[1]), tree(expected[1]))
-    return actual
 
 
 def shown(obj):

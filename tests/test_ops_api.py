@@ -13,34 +13,20 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from parity_helpers import compare_nested, derivatives, describe_graph, leaves, outcome, to_numpy
+from parity_helpers import (
+    assert_same,
+    compare_nested,
+    derivatives,
+    describe,
+    describe_graph,
+    leaves,
+    outcome,
+)
 
 import mini_autograd as ma
 import mini_autograd.ops as ops
 from mini_autograd.ops.elementwise import leaky_relu
 from mini_autograd.ops.methods import METHODS
-
-
-def describe(x):
-    """Tensors as (dtype name, shape, values), recursively through tuples; other values as they are."""
-    if isinstance(x, (torch.Tensor, ma.Tensor)):
-        dtype = str(x.dtype).rpartition(".")[2]
-        return ("tensor", dtype, tuple(x.shape), to_numpy(x) if x.numel() else None)
-    if isinstance(x, (tuple, list)):
-        return tuple(describe(v) for v in x)
-    return x
-
-
-def assert_same(actual, expected):
-    """Equal descriptions; float values within 1e-6 (NaN equal to NaN)."""
-    if isinstance(expected, np.ndarray):
-        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7, equal_nan=True)
-    elif isinstance(expected, tuple):
-        assert isinstance(actual, tuple) and len(actual) == len(expected), (actual, expected)
-        for a, e in zip(actual, expected):
-            assert_same(a, e)
-    else:
-        assert actual == expected
 
 
 def run_both(fn):
