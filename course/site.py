@@ -2,8 +2,9 @@
 
 One HTML page per chapter and per solutions notebook, made from the outputs stored in the
 notebooks (graph pictures as inline SVG), an ``index.html`` that lists them, and previous /
-contents / next links on every page. MathJax is copied into the folder (fetched once with npm)
-and nothing is loaded from elsewhere, so the pages read offline, straight from the disk.
+contents / next links on every page. Instructor notes are left out: they belong to the decks.
+MathJax is copied into the folder (fetched once with npm) and nothing is loaded from
+elsewhere, so the pages read offline, straight from the disk.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter
 
+from course.speaker_notes import for_readers
 from course.vendor import VendorError, copy_mathjax
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +107,7 @@ def build(out: Path = OUT, root: Path = ROOT, solutions: bool = True) -> list[Pa
     written = [index]
     for i, page in enumerate(pages):
         site = {"previous": pages[i - 1] if i else None, "next": (pages[i + 1 :] or [None])[0]}
-        nb = nbformat.read(page.source, as_version=4)
+        nb = for_readers(nbformat.read(page.source, as_version=4))
         written.append(out / page.href)
         text = link_pages(render(html_exporter, nb, page.title, site), page, pages)
         written[-1].write_text(text, encoding="utf-8")

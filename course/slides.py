@@ -18,6 +18,7 @@ import nbformat
 from nbconvert import SlidesExporter
 
 from course.site import title_of
+from course.speaker_notes import for_speaker
 from course.vendor import VendorError, copy_mathjax, copy_reveal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,8 @@ def build(out: Path = OUT, notebooks: list[Path] | None = None) -> dict[Path, Sl
     copy_mathjax(out / "mathjax")
     slides_exporter, counts = exporter(), {}
     for path in notebooks:
-        nb, resources = nbformat.read(path, as_version=4), {"metadata": {"name": title_of(path)}}
+        nb = for_speaker(nbformat.read(path, as_version=4))
+        resources = {"metadata": {"name": title_of(path)}}
         body, _ = slides_exporter.from_notebook_node(nb, resources=resources)
         deck = out / f"{path.stem}.slides.html"
         deck.write_text(body, encoding="utf-8")

@@ -1,4 +1,5 @@
-"""Stored notebooks are normalised and their outputs hold no memory addresses."""
+"""Stored notebooks are normalised, their outputs hold no memory addresses, and instructor notes
+are folded away from readers."""
 
 import re
 from pathlib import Path
@@ -7,6 +8,7 @@ import nbformat
 import pytest
 
 from course.execute import dumps, normalise
+from course.speaker_notes import SUMMARY, is_note, note_text
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(
@@ -30,3 +32,13 @@ def test_outputs_hold_no_memory_addresses(path):
         for output in cell.get("outputs", []):
             text = output.get("text", "") + output.get("data", {}).get("text/plain", "")
             assert not ADDRESS.search(text), f"{path.name} code cell {index}: {text[:200]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS])
+def test_instructor_notes_are_folded_and_only_notes_are(path):
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if is_note(cell):
+            assert cell.cell_type == "markdown", f"{path.name} cell {index}: a note is markdown"
+            assert note_text(cell.source), f"{path.name} cell {index}: an empty note"
+        else:
+            assert SUMMARY not in cell.source, f"{path.name} cell {index}: slide type 'notes'"

@@ -15,6 +15,7 @@ import pytest
 from headless_chromium import Chromium
 
 from course import site, slides
+from course.speaker_notes import SUMMARY, is_note, note_text
 from course.vendor import VendorError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +91,20 @@ def test_navigation_links_previous_contents_next(built, browser, index):
     assert set(links) == {"index.html", *neighbours}
 
 
+def notes_of(path: Path) -> list[str]:
+    """The text of each instructor note in the notebook at ``path``."""
+    return [note_text(c.source) for c in nbformat.read(path, as_version=4).cells if is_note(c)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page.href for page in PAGES])
+def test_site_leaves_out_instructor_notes(built, browser, page):
+    browser.open((built[0] / page.href).as_uri())
+    text = browser.evaluate("document.body.innerText")
+    first_lines = [note.splitlines()[0] for note in notes_of(page.source)]
+    assert [line for line in first_lines if line[:40] in text] == []
+    assert "Instructor note" not in text
+
+
 def test_index_lists_every_page_with_its_title(built, browser):
     assert browser.open((built[0] / "index.html").as_uri()) == []
     assert browser.evaluate(INDEX_LINKS) == [page.href for page in PAGES]
@@ -112,3 +127,6 @@ def test_deck_runs_offline_with_every_slide(built, browser, chapter):
     assert browser.evaluate(REVEAL_SLIDES) == count.views, (
         "reveal.js shows what course.slides counts"
     )
+    asides = browser.evaluate("[...document.querySelectorAll('aside.notes')].map(a => a.innerText)")
+    assert len(asides) == len(notes_of(chapter)), "every note goes to the speaker view"
+    assert not any(SUMMARY in aside or "Instructor note" in aside for aside in asides), "unfolded"
