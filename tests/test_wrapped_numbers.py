@@ -274,12 +274,19 @@ def test_a_wrapped_number_is_a_tensor_that_needs_no_grad():
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="inplace.py hands mul_ the number as a 0-d tensor of x's dtype, not as the number",
+@pytest.mark.parametrize(
+    "in_place",
+    [
+        lambda y: y.mul_(3.0),
+        lambda y: y.mul_(2),
+        lambda y: y.div_(2),
+        lambda y: y.add_(1.5, alpha=2),
+        lambda y: y.add_(True),
+    ],
+    ids=["mul_(3.0)", "mul_(2)", "div_(2)", "add_(1.5, alpha=2)", "add_(True)"],
 )
-def test_mul_in_place_saves_a_wrapped_number():
-    (_, y_t), (_, y_m) = on_both(lambda lib, x: x.clone().mul_(3.0), X)
+def test_in_place_arithmetic_saves_a_wrapped_number(in_place):
+    (_, y_t), (_, y_m) = on_both(lambda lib, x: in_place(x.clone()), X)
     assert_same_graph(y_m, y_t)
 
 

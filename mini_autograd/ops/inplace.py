@@ -28,7 +28,7 @@ from ..node import Node, edge_of
 from ..saved import FREED_MESSAGE
 from ..tensor import RetainGradHook, Tensor
 from . import arithmetic, piecewise
-from .recording import SCALAR_TYPE_NAMES, as_tensor, result_type, sum_to
+from .recording import SCALAR_TYPE_NAMES, as_tensor, result_type, sum_to, wrapped_number
 from .shape import (
     MULTI_OUTPUT_VIEWS,
     as_strided,
@@ -214,7 +214,11 @@ def _set_history(tensor, node):
 
 
 def _check_castable(self, other, true_division=False):
-    """PyTorch's error when the result of `self op other` cannot be written back into self."""
+    """PyTorch's error when the result of `self op other` cannot be written back into self.
+
+    Returns other as a tensor (a number as its wrapped number, which is what a node saves of
+    it, as for the out-of-place forms) and the dtype the result is computed in.
+    """
     dtype = result_type(self, other)
     if true_division and dtype.kind != "f":
         dtype = dtypes.default_float()
@@ -224,7 +228,9 @@ def _check_castable(self, other, true_division=False):
             f"result type {SCALAR_TYPE_NAMES[dtype.name]} can't be cast to the desired output "
             f"type {SCALAR_TYPE_NAMES[target.name]}"
         )
-    return as_tensor(other, dtype)
+    if isinstance(other, (bool, int, float, np.number, np.bool_)):
+        return wrapped_number(other), dtype
+    return as_tensor(other, dtype), dtype
 
 
 def _check_fits(self, other):
@@ -241,11 +247,12 @@ def _check_fits(self, other):
 
 def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1, true_division=False):
     """self = self (op) alpha * other, written into self's memory; recorded like the out-of-place op."""
-    other = _check_castable(self, other, true_division)
+    other, dtype = _check_castable(self, other, true_division)
     _check_inplace_allowed(self, other)
     _check_fits(self, other)
     if not (_State.enabled and (self.requires_grad or other.requires_grad)):
-        result = numpy_op(self._data, other._data if alpha == 1 else alpha * other._data)
+        values = other._data.astype(dtype, copy=False)
+        result = numpy_op(self._data, values if alpha == 1 else alpha * values)
         np.copyto(self._data, result, casting="same_kind")
         self._bump_version()
         return self
