@@ -31,11 +31,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. --LabApp.app_settings_dir=course/lab_settings \
 		--LabApp.default_url=/lab/tree/notebooks/00_welcome.ipynb $(LAB_ARGS)
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile -v $(NBVAL) $(PYTEST_ARGS) tests notebooks solutions
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile -q $(NBVAL) $(PYTEST_ARGS) tests notebooks solutions
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -13,12 +13,48 @@ when nothing is filled in::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 DEFAULT_HINT = "replace the `raise NotImplementedError(...)` line with your code"
+
+
+class Verdict:
+    """What a check found: true when the answer is right, false otherwise.
+
+    Jupyter shows nothing for it, so a check cell ends with the one line the check printed,
+    not with an extra `Out[n]: True`.
+    """
+
+    __slots__ = ("passed",)
+
+    def __init__(self, passed: bool):
+        if not isinstance(passed, bool):
+            raise TypeError(f"a check must find True or False, not {passed!r:.60}")
+        self.passed = passed
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return f"Verdict(passed={self.passed})"
+
+    def _ipython_display_(self) -> None:
+        """Show nothing: the check has printed its line already."""
+
+
+def verdict(check_fn: Callable[..., bool]) -> Callable[..., Verdict]:
+    """Make a check that returns True or False return a Verdict instead."""
+
+    @functools.wraps(check_fn)
+    def run(*args: Any, **kwargs: Any) -> Verdict:
+        found = check_fn(*args, **kwargs)
+        return found if isinstance(found, Verdict) else Verdict(found)
+
+    return run
 
 
 def not_done(exercise_id: str, hint: str) -> bool:
@@ -107,6 +143,7 @@ def _describe(args: tuple) -> str:
     return ", ".join(parts)
 
 
+@verdict
 def check(
     exercise_id: str,
     learner_fn: Callable,

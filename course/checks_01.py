@@ -20,6 +20,7 @@ import numpy as np
 import mini_autograd as ma
 from course.check import not_done as _not_done
 from course.check import raised as _raised
+from course.check import verdict
 from course.check import wrong as _wrong
 from mini_autograd import viz as ma_viz
 
@@ -84,6 +85,7 @@ def _walk_difference(got, expected, want):
     return None
 
 
+@verdict
 def check_walk(learner_fn):
     """Exercise 1.4: the learner's walk on mini_autograd and torch graphs, then inside draw_graph."""
     torch = _torch()
@@ -178,6 +180,7 @@ def leaves_program(lib):
     return {name: tensors[name] for name in LEAF_NAMES}
 
 
+@verdict
 def check_leaves(learner_fn):
     """Exercise 1.5: the learner's {name: (requires_grad, is_leaf)} against both libraries."""
     torch = _torch()

@@ -19,6 +19,7 @@ from unittest import mock
 
 import numpy as np
 
+from course.check import verdict
 from mini_autograd.ops.arithmetic import MulBackward0
 from mini_autograd.ops.elementwise import TanhBackward0
 from mini_autograd.ops.recording import sum_to
@@ -187,6 +188,7 @@ def _gradcheck_body(learner):
     )
 
 
+@verdict
 def check_gradcheck(gradcheck: Callable) -> bool:
     """Exercise 2.5: gradcheck(fn, *arrays) -> the largest |backward - numerical| per input."""
     hint = (

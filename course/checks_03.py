@@ -18,6 +18,7 @@ import mini_autograd as ma
 from course.check import gradient_problem as _grad_problem
 from course.check import not_done as _not_done
 from course.check import raised as _raised
+from course.check import verdict
 from course.check import wrong as _wrong
 from mini_autograd.tensor import Tensor
 
@@ -105,6 +106,7 @@ def _describe_packed(packed):
     return text or f"a {type(packed).__name__} with no tensor data in it"
 
 
+@verdict
 def check_half_hooks(pack, unpack):
     """Exercise 3.4: the learner's hooks store every saved tensor of a small model."""
     label = "3.4"

@@ -26,6 +26,7 @@ import mini_autograd as ma
 from course.check import gradient_problem as _grad_problem
 from course.check import not_done as _not_done
 from course.check import raised as _raised
+from course.check import verdict
 from course.check import wrong as _wrong
 from mini_autograd import engine
 from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
@@ -136,6 +137,7 @@ def _off_first_path(root):
     return bool(savers) and not any(n in path for n in savers)
 
 
+@verdict
 def check_can_backward_twice(can_backward_twice):
     """Exercise 4.2: the learner's `can_backward_twice(root)` reads the graph, before any backward."""
     label = "4.2"
@@ -208,6 +210,7 @@ def two_backwards(lib, x, w, head1, head2):
     loss2.backward()
 
 
+@verdict
 def check_one_backward(one_backward):
     """Exercise 4.3: the same gradients as `two_backwards`, with one pass and no retain_graph."""
     label = "4.3"
@@ -311,6 +314,7 @@ def _as_weights(result):
     raise TypeError(f"train should return (w1, w2), not {type(result).__name__}")
 
 
+@verdict
 def check_fixed_loop(train):
     """Exercise 4.4: `train(lib, data, ledger)` runs with flat saved memory and PyTorch's weights."""
     label = "4.4"

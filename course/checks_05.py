@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 import mini_autograd as ma
-from course.check import _difference
+from course.check import _difference, verdict
 
 ATOL, RTOL = 1e-6, 1e-5
 FREED = "Trying to backward through the graph a second time"
@@ -144,6 +144,7 @@ def _explain_runtime_error(error: RuntimeError, during: str) -> None:
     raise error
 
 
+@verdict
 def check_hvp(learner_hvp: Callable, exercise_id: str = "5.2") -> bool:
     """Compare the learner's hvp(f, x, v) with torch's, with H @ v and with finite differences."""
     torch = _torch()
@@ -250,6 +251,7 @@ def _reference_penalty(arrays, x_hat_np):
     return penalty.item(), grads, variants
 
 
+@verdict
 def check_gradient_penalty(learner_penalty: Callable, exercise_id: str = "5.3") -> bool:
     """Run the learner's gradient_penalty(lib, critic, x_hat) with both libraries; compare."""
     arrays, x_hat_np = _penalty_problem()
@@ -353,6 +355,7 @@ def _hessian_cases(lib):
     return [(cubic, rng.normal(size=2)), (layer, rng.normal(size=3))]
 
 
+@verdict
 def check_hessian(learner_hessian: Callable, exercise_id: str = "5.4") -> bool:
     """Compare the learner's hessian(f, x) with torch.autograd.functional.hessian."""
     torch = _torch()

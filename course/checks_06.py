@@ -29,6 +29,7 @@ from course.check import (
     describe_error,
     first_line,
     tensor_note,
+    verdict,
     zero_grad_problem,
 )
 
@@ -160,6 +161,7 @@ def _forward_problem(h_got, c_got, arrays):
     )
 
 
+@verdict
 def check_lstm_step(lstm_step):
     """6.1: lstm_step(x, (h, c), w_ih, w_hh, b_ih, b_hh) against torch.nn.LSTMCell and nn.LSTM."""
 
@@ -332,6 +334,7 @@ class _RetainSpy:
             yield self
 
 
+@verdict
 def check_regression_loop(train_regression, n_epochs=5):
     """6.2: the fixed loop trains every epoch, on both engines, without retain_graph=True."""
 
@@ -453,6 +456,7 @@ def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=Tru
     return losses
 
 
+@verdict
 def check_tbptt(train_tbptt, windows=(5, 8)):
     """6.3: losses per chunk as PyTorch computes them, for each window."""
 
@@ -659,6 +663,7 @@ def _clipped_training(lib, clip, max_norm=0.5, n_chunks=4, window=5):
     return losses
 
 
+@verdict
 def check_clip_grad_norm(clip_grad_norm):
     """6.4: clip_grad_norm(parameters, max_norm) against torch.nn.utils.clip_grad_norm_."""
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from course import engine_file
+from course.check import verdict
 from mini_autograd.memory import is_tensor
 from mini_autograd.viz import _walk, saved_tensors
 
@@ -409,6 +410,7 @@ def _task(exercise_id: str) -> Task:
     return task
 
 
+@verdict
 def check(exercise_id: str, path: Path | None = None) -> bool:
     """Run one build-track exercise's check and print its one line; True when it passes."""
     task = _task(exercise_id)
@@ -423,6 +425,7 @@ def check(exercise_id: str, path: Path | None = None) -> bool:
     return status == "done"
 
 
+@verdict
 def check_chapter(chapter: int, path: Path | None = None) -> bool:
     """Check every build-track exercise of one chapter, one line each."""
     results = [check(t.id, path) for t in _tasks() if t.id.split(".")[0] == str(chapter)]

@@ -27,18 +27,12 @@ PyTorch names them: `grad_fn`, a node's `name()` and `next_functions`, a leaf's 
 """
 
 import html
-import re
-import sys
 from collections import deque
 
 import numpy as np
 
+from . import picture_output
 from .memory import as_numpy, is_tensor
-
-DOT_MISSING_HINT = (
-    "Graphviz `dot` not found: install it (apt install graphviz / brew install graphviz / "
-    "conda install graphviz) to see the picture."
-)
 
 COMPACT_ABOVE = 40  # graphs with more nodes are drawn compact unless told otherwise
 
@@ -333,19 +327,6 @@ def _dot_source(roots, params=None, show_saved=True, compact=None, marks=None):
 # --- Showing pictures -------------------------------------------------------------------------
 
 
-def _render_svg(source):
-    """The SVG for DOT `source`, or None when Graphviz (package or `dot`) is missing."""
-    try:
-        import graphviz
-    except ImportError:
-        return None
-    try:
-        svg = graphviz.Source(source).pipe(format="svg", encoding="utf-8")
-    except graphviz.ExecutableNotFound:
-        return None
-    return svg[svg.find("<svg") :]  # drop the XML prologue so it can sit inside HTML
-
-
 class GraphPicture:
     """A drawn graph: `.source` is its DOT text; Jupyter shows it as SVG (or DOT without Graphviz).
 
@@ -355,7 +336,7 @@ class GraphPicture:
     def __init__(self, source, library=None):
         self.source = source
         self.library = library
-        self._svg, self._rendered = None, False
+        self._drawn = {}
 
     @property
     def digraph(self):
@@ -366,15 +347,19 @@ class GraphPicture:
 
     def svg(self):
         """The picture as SVG text, or None when Graphviz is missing."""
-        if not self._rendered:
-            self._svg, self._rendered = _render_svg(self.source), True
-        return self._svg
+        return self._draw("svg")
+
+    def png(self):
+        """The picture as PNG bytes, or None when Graphviz is missing."""
+        return self._draw("png")
+
+    def _draw(self, fmt):
+        if fmt not in self._drawn:
+            self._drawn[fmt] = picture_output.render(self.source, fmt)
+        return self._drawn[fmt]
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        svg = self.svg()
-        if svg is None:
-            return _without_dot(self.source)
-        return {"text/plain": self.source, "image/svg+xml": svg}
+        return picture_output.bundle(self.source, self.svg(), self.png())
 
     def __str__(self):
         return self.source
@@ -390,39 +375,6 @@ def draw_graph(roots, params=None, show_saved=True, compact=None):
     )
 
 
-def _svg_row(items):
-    """One SVG holding (title, svg) items side by side.
-
-    It stays an image/svg+xml output, which the notebook tests leave out of the comparison
-    (its bytes differ between Graphviz versions); HTML would be compared.
-    """
-    gap, title_height, x, height, parts = 18.0, 16.0, 0.0, 0.0, []
-    for title, svg in items:
-        size = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg)
-        width, h = (float(size.group(1)), float(size.group(2))) if size else (200.0, 200.0)
-        label = html.escape(title)
-        parts.append(
-            f'<text x="{x:.0f}" y="12" font-family="Helvetica" font-size="11" font-weight="bold">{label}</text>'
-        )
-        # Inside the outer picture, sizes are in its user units (1 unit = 1pt of the outer frame).
-        inner = svg.replace(size.group(0), f'width="{width}" height="{h}"', 1) if size else svg
-        parts.append(inner.replace("<svg ", f'<svg x="{x:.0f}" y="{title_height:.0f}" ', 1))
-        x += width + gap
-        height = max(height, h)
-    total_width, total_height = max(x - gap, 1.0), height + title_height
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
-        f'width="{total_width:.0f}pt" height="{total_height:.0f}pt" '
-        f'viewBox="0 0 {total_width:.0f} {total_height:.0f}">' + "".join(parts) + "</svg>"
-    )
-
-
-def _without_dot(text):
-    """The text/plain-only bundle for a machine without Graphviz; the install hint goes to stderr."""
-    print(DOT_MISSING_HINT.strip(), file=sys.stderr)
-    return {"text/plain": text}
-
-
 class SideBySide:
     """Pictures shown next to each other in Jupyter; their DOT texts one after the other elsewhere."""
 
@@ -432,10 +384,16 @@ class SideBySide:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         text = "".join(f"--- {t} ---\n{p.source}" for t, p in zip(self.titles, self.pictures))
-        svgs = [p.svg() for p in self.pictures]
-        if None in svgs:
-            return _without_dot(text)
-        return {"text/plain": text, "image/svg+xml": _svg_row(zip(self.titles, svgs))}
+        return _row_bundle(text, self.titles, self.pictures)
+
+
+def _row_bundle(text, titles, pictures):
+    """Jupyter's output for pictures in a row: one SVG and one PNG holding them all."""
+    svgs, pngs = [p.svg() for p in pictures], [p.png() for p in pictures]
+    if None in svgs or None in pngs:
+        return picture_output.without_dot(text)
+    row_svg = picture_output.svg_row(zip(titles, svgs))
+    return picture_output.bundle(text, row_svg, picture_output.png_row(zip(titles, pngs)))
 
 
 def side_by_side(*pictures, titles=None):
@@ -555,11 +513,8 @@ class BackwardSteps:
         return "\n".join(step.describe() for step in self.steps)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        svgs = [step.picture.svg() for step in self.steps]
-        if None in svgs:
-            return _without_dot(self.text())
-        items = [(f"step {step.number}", svg) for step, svg in zip(self.steps, svgs)]
-        return {"text/plain": self.text(), "image/svg+xml": _svg_row(items)}
+        titles = [f"step {step.number}" for step in self.steps]
+        return _row_bundle(self.text(), titles, [step.picture for step in self.steps])
 
     def slider(self):
         """A slider over the steps with ipywidgets; without it, this strip itself."""

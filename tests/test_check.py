@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course.check import check, numeric_derivative
+from course.check import check, numeric_derivative, verdict
 
 POINTS = [np.linspace(-2.0, 2.0, 5), np.array([[0.5, -1.5], [2.5, 0.0]])]
 
@@ -31,13 +31,13 @@ def run(capsys, learner, **kwargs):
 
 def test_correct_answer_prints_success(capsys):
     result, lines = run(capsys, double)
-    assert result is True
+    assert result
     assert lines == ["Exercise 9.1: correct ✓ — matches the reference and PyTorch on 2 input(s)."]
 
 
 def test_wrong_values_say_where_and_by_how_much(capsys):
     result, lines = run(capsys, lambda x: 2 * x + 0.5, hint="d/dx x**2 = 2x")
-    assert result is False
+    assert not result
     assert len(lines) == 1
     assert "does not match the reference on input 1" in lines[0]
     assert "5 of 5 values differ" in lines[0]
@@ -47,7 +47,7 @@ def test_wrong_values_say_where_and_by_how_much(capsys):
 
 def test_wrong_shape_is_named(capsys):
     result, lines = run(capsys, lambda x: np.sum(2 * x))
-    assert result is False
+    assert not result
     assert "wrong shape: expected (5,), got ()" in lines[0]
 
 
@@ -56,7 +56,7 @@ def test_crash_is_reported_without_traceback(capsys):
         return x @ np.ones(3)
 
     result, lines = run(capsys, crashing)
-    assert result is False
+    assert not result
     assert len(lines) == 1
     assert lines[0].startswith("Exercise 9.1: your code raised ValueError:")
     assert "(input 1: array of shape (5,))" in lines[0]
@@ -68,19 +68,19 @@ def test_unfilled_exercise_prints_one_not_done_line(capsys):
         raise NotImplementedError("Exercise 9.1: derivative of x**2")
 
     result, lines = run(capsys, unfilled, hint="use the power rule")
-    assert result is False
+    assert not result
     assert lines == ["Exercise 9.1: not done yet — use the power rule"]
 
 
 def test_disagreement_with_torch_only_is_caught(capsys):
     result = check("9.2", np.sin, np.sin, POINTS, torch_fn=torch.cos)
-    assert result is False
+    assert not result
     assert "does not match PyTorch" in capsys.readouterr().out
 
 
 def test_torch_only_check_and_scalar_result(capsys):
     assert check("9.3", np.sum, inputs=POINTS, torch_fn=torch.sum)
-    assert check("9.3", lambda x: np.sum(x) + 1, inputs=POINTS, torch_fn=torch.sum) is False
+    assert not check("9.3", lambda x: np.sum(x) + 1, inputs=POINTS, torch_fn=torch.sum)
     assert "expected 0, got 1" in capsys.readouterr().out
 
 
@@ -91,3 +91,12 @@ def test_a_check_needs_something_to_compare_with():
 
 def test_numeric_derivative_matches_calculus():
     np.testing.assert_allclose(numeric_derivative(np.sin)(POINTS[0]), np.cos(POINTS[0]), atol=1e-8)
+
+
+def test_a_verdict_is_true_or_false_and_shows_nothing_in_jupyter(capsys):
+    right = check("9.4", np.sin, np.sin, POINTS)
+    wrong = check("9.4", np.cos, np.sin, POINTS)
+    assert (bool(right), bool(wrong)) == (True, False)
+    assert right._ipython_display_() is None  # IPython calls it instead of showing Out[n]
+    with pytest.raises(TypeError, match="a check must find True or False"):
+        verdict(lambda: "correct")()

@@ -93,7 +93,7 @@ def engine_is_untouched():
 def test_solution_is_accepted(capsys, exercise_id):
     check, solution = CHECKS[exercise_id]
     result, lines = run(capsys, check, solution)
-    assert result is True
+    assert result
     assert len(lines) == 1
     assert lines[0].startswith(f"Exercise {exercise_id}: correct ✓")
     assert engine_is_untouched()
@@ -103,7 +103,7 @@ def test_solution_is_accepted(capsys, exercise_id):
 def test_stub_says_not_done_yet_once(capsys, exercise_id):
     check, _ = CHECKS[exercise_id]
     result, lines = run(capsys, check, stub)
-    assert result is False
+    assert not result
     assert len(lines) == 1
     assert lines[0].startswith(f"Exercise {exercise_id}: not done yet — ")
     assert engine_is_untouched()
@@ -132,7 +132,7 @@ def test_stub_says_not_done_yet_once(capsys, exercise_id):
 )
 def test_plausible_mistake_is_explained_in_one_line(capsys, check, answer, expected):
     result, lines = run(capsys, check, answer)
-    assert result is False
+    assert not result
     assert len(lines) == 1, lines
     assert "Traceback" not in lines[0]
     for words in expected:
@@ -143,7 +143,7 @@ def test_plausible_mistake_is_explained_in_one_line(capsys, check, answer, expec
 def test_wrong_predictions_are_each_explained(capsys):
     predictions = dict(PREDICTIONS, y_train=(False, True), x_val=(True, False))
     result, lines = run(capsys, checks_01.check_leaves, lambda: predictions)
-    assert result is False
+    assert not result
     assert lines[0] == "Exercise 1.5: 2 of 10 predictions differ from PyTorch:"
     assert lines[1].startswith("  y_train: you said (requires_grad=False, is_leaf=True); it is")
     assert "reaches back through y to x" in lines[1]
@@ -162,7 +162,7 @@ def test_wrong_predictions_are_each_explained(capsys):
 )
 def test_malformed_predictions_are_named(capsys, answer, expected):
     result, lines = run(capsys, checks_01.check_leaves, answer)
-    assert result is False
+    assert not result
     assert len(lines) == 1
     assert expected in lines[0]
 

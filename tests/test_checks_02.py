@@ -59,13 +59,13 @@ CHECKS = [
 
 @pytest.mark.parametrize(("exercise_id", "check", "solution"), CHECKS, ids=[c[0] for c in CHECKS])
 def test_solution_is_accepted(capsys, exercise_id, check, solution):
-    assert check(solution) is True
+    assert check(solution)
     assert "correct ✓" in one_line(capsys, exercise_id)
 
 
 @pytest.mark.parametrize(("exercise_id", "check", "solution"), CHECKS, ids=[c[0] for c in CHECKS])
 def test_stub_says_not_done_yet(capsys, exercise_id, check, solution):
-    assert check(stub) is False
+    assert not check(stub)
     assert one_line(capsys, exercise_id).startswith(f"Exercise {exercise_id}: not done yet — ")
 
 
@@ -73,26 +73,26 @@ def test_stub_says_not_done_yet(capsys, exercise_id, check, solution):
 
 
 def test_gradcheck_that_never_calls_backward(capsys):
-    assert checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, use_backward=False)) is False
+    assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, use_backward=False))
     line = one_line(capsys, "2.5")
     assert "did not notice a wrong backward formula" in line and "input 1" in line
 
 
 def test_gradcheck_in_float32(capsys):
-    assert checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, dtype=np.float32)) is False
+    assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, dtype=np.float32))
     line = one_line(capsys, "2.5")
     assert "on the correct function" in line and "input 0" in line
 
 
 def test_gradcheck_one_sided(capsys):
     one_sided = lambda fn, *a: gradcheck(fn, *a, eps=1e-4, one_sided=True)  # noqa: E731
-    assert checks_02.check_gradcheck(one_sided) is False
+    assert not checks_02.check_gradcheck(one_sided)
     assert "on the correct function" in one_line(capsys, "2.5")
 
 
 def test_gradcheck_one_sided_with_the_default_eps(capsys):
     one_sided = lambda fn, *a: gradcheck(fn, *a, one_sided=True)  # noqa: E731
-    assert checks_02.check_gradcheck(one_sided) is False
+    assert not checks_02.check_gradcheck(one_sided)
     line = one_line(capsys, "2.5")
     assert "on the correct function" in line and "use the central difference" in line
 
@@ -100,11 +100,11 @@ def test_gradcheck_one_sided_with_the_default_eps(capsys):
 @pytest.mark.parametrize("signed", ["backward - numerical", "numerical - backward"])
 def test_gradcheck_without_the_absolute_value(capsys, signed):
     no_abs = lambda fn, *a: gradcheck(fn, *a, signed=signed)  # noqa: E731
-    assert checks_02.check_gradcheck(no_abs) is False
+    assert not checks_02.check_gradcheck(no_abs)
     line = one_line(capsys, "2.5")
     assert "negative gap" in line and "absolute value" in line
 
 
 def test_gradcheck_wrong_return(capsys):
-    assert checks_02.check_gradcheck(lambda fn, *a: True) is False
+    assert not checks_02.check_gradcheck(lambda fn, *a: True)
     assert "one number per input" in one_line(capsys, "2.5")

@@ -37,19 +37,19 @@ def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh, order="ifgo", old_c=False, outsi
 
 
 def test_lstm_step_accepts_the_solution(capsys):
-    assert check_lstm_step(lstm_step) is True
+    assert check_lstm_step(lstm_step)
     assert one_line(capsys).startswith("Exercise 6.1: correct ✓")
 
 
 def test_lstm_step_accepts_the_library_step(capsys):
     from mini_autograd.nn.layers import lstm_step as library_step
 
-    assert check_lstm_step(library_step) is True
+    assert check_lstm_step(library_step)
     assert "correct" in one_line(capsys)
 
 
 def test_lstm_step_stub_is_not_done_yet(capsys):
-    assert check_lstm_step(not_done) is False
+    assert not check_lstm_step(not_done)
     assert one_line(capsys).startswith("Exercise 6.1: not done yet — ")
 
 
@@ -64,19 +64,17 @@ def test_lstm_step_stub_is_not_done_yet(capsys):
     ids=["o-g-swapped", "f-g-swapped", "old-cell-state", "outside-the-graph"],
 )
 def test_lstm_step_explains_mistakes(capsys, kwargs, expected):
-    assert check_lstm_step(lambda *args: lstm_step(*args, **kwargs)) is False
+    assert not check_lstm_step(lambda *args: lstm_step(*args, **kwargs))
     line = one_line(capsys)
     assert line.startswith("Exercise 6.1: ") and expected in line, line
 
 
 def test_lstm_step_wrong_type_and_exception(capsys):
-    assert (
-        check_lstm_step(lambda *args: tuple(t.detach().numpy() for t in lstm_step(*args))) is False
-    )
+    assert not check_lstm_step(lambda *args: tuple(t.detach().numpy() for t in lstm_step(*args)))
     assert "not a mini_autograd tensor" in one_line(capsys)
-    assert check_lstm_step(lambda x, state, *w: (x @ w[1], state[1])) is False
+    assert not check_lstm_step(lambda x, state, *w: (x @ w[1], state[1]))
     assert "your code raised RuntimeError: mat1 and mat2 shapes" in one_line(capsys)
-    assert check_lstm_step(lambda x, state, *w: x) is False
+    assert not check_lstm_step(lambda x, state, *w: x)
     assert "must return a pair (h_next, c_next)" in one_line(capsys)
 
 
@@ -119,7 +117,7 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
 @pytest.mark.parametrize("variant", ["fixed", "detach-target"])
 def test_regression_accepts_right_fixes(capsys, variant):
     fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
-    assert check_regression_loop(fn) is True
+    assert check_regression_loop(fn)
     assert one_line(capsys).startswith("Exercise 6.2: correct ✓")
 
 
@@ -137,20 +135,20 @@ def test_regression_accepts_right_fixes(capsys, variant):
 )
 def test_regression_explains_mistakes(capsys, variant, expected):
     fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
-    assert check_regression_loop(fn) is False
+    assert not check_regression_loop(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.2: ") and expected in line, line
 
 
 def test_regression_notes_tensor_losses(capsys):
     fn = lambda *args: regression(*args, variant="tensor-losses")  # noqa: E731
-    assert check_regression_loop(fn) is True
+    assert check_regression_loop(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.2: correct ✓") and "note: you returned a tensor" in line
 
 
 def test_regression_stub_is_not_done_yet(capsys):
-    assert check_regression_loop(not_done) is False
+    assert not check_regression_loop(not_done)
     assert one_line(capsys).startswith("Exercise 6.2: not done yet — ")
 
 
@@ -191,7 +189,7 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
 
 
 def test_tbptt_accepts_the_solution(capsys):
-    assert check_tbptt(tbptt) is True
+    assert check_tbptt(tbptt)
     assert one_line(capsys).startswith("Exercise 6.3: correct ✓")
 
 
@@ -210,7 +208,7 @@ def test_tbptt_accepts_the_solution(capsys):
 )
 def test_tbptt_explains_mistakes(capsys, variant, expected):
     fn = lambda *args: tbptt(*args, variant=variant)  # noqa: E731
-    assert check_tbptt(fn) is False
+    assert not check_tbptt(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.3: window 5: ") and expected in line, line
 
@@ -221,13 +219,13 @@ def test_tbptt_explains_mistakes(capsys, variant, expected):
 )
 def test_tbptt_notes_silent_slips(capsys, variant, note):
     fn = lambda *args: tbptt(*args, variant=variant)  # noqa: E731
-    assert check_tbptt(fn) is True
+    assert check_tbptt(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.3: correct ✓") and note in line, line
 
 
 def test_tbptt_stub_is_not_done_yet(capsys):
-    assert check_tbptt(not_done) is False
+    assert not check_tbptt(not_done)
     assert one_line(capsys).startswith("Exercise 6.3: not done yet — ")
 
 
@@ -258,9 +256,9 @@ def clip(parameters, max_norm, variant="right"):
 
 
 def test_clip_accepts_the_solution_and_the_library(capsys):
-    assert check_clip_grad_norm(clip) is True
+    assert check_clip_grad_norm(clip)
     assert one_line(capsys).startswith("Exercise 6.4: correct ✓")
-    assert check_clip_grad_norm(ma.nn.utils.clip_grad_norm_) is True
+    assert check_clip_grad_norm(ma.nn.utils.clip_grad_norm_)
     assert "correct" in one_line(capsys)
 
 
@@ -275,7 +273,7 @@ def test_clip_accepts_the_solution_and_the_library(capsys):
 )
 def test_clip_explains_mistakes(capsys, variant, expected):
     fn = lambda ps, m: clip(list(ps), m, variant=variant)  # noqa: E731
-    assert check_clip_grad_norm(fn) is False
+    assert not check_clip_grad_norm(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.4: ") and expected in line, line
 
@@ -311,11 +309,11 @@ def clip_without_skipping_none(parameters, max_norm):
     ids=["twice", "none-grad"],
 )
 def test_clip_explains_iteration_mistakes(capsys, fn, expected):
-    assert check_clip_grad_norm(fn) is False
+    assert not check_clip_grad_norm(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.4: ") and expected in line, line
 
 
 def test_clip_stub_is_not_done_yet(capsys):
-    assert check_clip_grad_norm(not_done) is False
+    assert not check_clip_grad_norm(not_done)
     assert one_line(capsys).startswith("Exercise 6.4: not done yet — ")

@@ -192,7 +192,7 @@ def test_a_big_learner_graph_is_drawn_compact_as_torch_draws_it(mine):
 def test_side_by_side_titles_each_picture_with_its_library(mine):
     pictures = [draw_graph(build(lib, "diamond")[0]) for lib in (mine, torch)]
     assert [p.library for p in pictures] == ["my_autograd", "torch"]
-    bundle = side_by_side(*pictures)._repr_mimebundle_()
+    bundle, _ = side_by_side(*pictures)._repr_mimebundle_()
     assert bundle["text/plain"].startswith("--- my_autograd ---\ndigraph autograd {")
     assert f"--- torch ---\n{pictures[1].source}" in bundle["text/plain"]
     import mini_autograd as ma

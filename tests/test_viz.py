@@ -1,5 +1,6 @@
 """mini_autograd.viz: stable DOT, the same picture for both libraries, freed buffers, fallbacks."""
 
+import base64
 import re
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import mini_autograd as ma
-from mini_autograd import viz
+from mini_autograd import picture_output
 from mini_autograd.viz import backward_steps, draw_graph, side_by_side
 
 torch = pytest.importorskip("torch")
@@ -159,44 +160,55 @@ def test_without_dot_the_picture_is_its_dot_source_and_a_hint(monkeypatch, capsy
     picture = draw_graph(two_losses(ma)[1])
     bundle = picture._repr_mimebundle_()
     # text/plain stays exactly the DOT (stored notebooks compare it); the hint goes to stderr.
-    assert bundle == {"text/plain": picture.source}
-    assert capsys.readouterr().err == viz.DOT_MISSING_HINT + "\n"
-    assert viz.DOT_MISSING_HINT.startswith("Graphviz `dot` not found: install it")
-    assert "\n" not in viz.DOT_MISSING_HINT
+    assert bundle == ({"text/plain": picture.source}, {})
+    assert capsys.readouterr().err == picture_output.DOT_MISSING_HINT + "\n"
+    assert picture_output.DOT_MISSING_HINT.startswith("Graphviz `dot` not found: install it")
+    assert "\n" not in picture_output.DOT_MISSING_HINT
 
 
 def test_without_the_graphviz_package_the_picture_is_its_dot_source(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "graphviz", None)
     picture = draw_graph(two_losses(ma)[1])
-    assert picture._repr_mimebundle_() == {"text/plain": picture.source}
+    assert picture._repr_mimebundle_() == ({"text/plain": picture.source}, {})
     steps = backward_steps(two_losses(ma)[1])
-    assert steps._repr_mimebundle_() == {"text/plain": steps.text()}
-    assert viz.DOT_MISSING_HINT in capsys.readouterr().err
+    assert steps._repr_mimebundle_() == ({"text/plain": steps.text()}, {})
+    assert picture_output.DOT_MISSING_HINT in capsys.readouterr().err
 
 
 @needs_dot
-def test_with_dot_the_picture_is_svg_and_text_plain_stays_the_dot():
+def test_with_dot_the_picture_is_svg_and_png_and_text_plain_stays_the_dot():
     picture = draw_graph(two_losses(ma)[1])
-    bundle = picture._repr_mimebundle_()
+    bundle, metadata = picture._repr_mimebundle_()
     assert bundle["text/plain"] == picture.source
     assert bundle["image/svg+xml"].startswith("<svg")
+    png = base64.b64decode(bundle["image/png"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    # drawn at PNG_DPI, shown at the SVG's size: 72 pt per inch, 96 CSS pixels per inch
+    svg_width_pt = float(re.search(r'width="([\d.]+)pt"', bundle["image/svg+xml"]).group(1))
+    assert metadata["image/png"]["width"] == pytest.approx(svg_width_pt * 96 / 72, abs=3)
+    assert picture_output.png_width(png) == pytest.approx(svg_width_pt * 144 / 72, abs=4)
 
 
 @needs_dot
 def test_side_by_side_shows_both_pictures():
     pics = [draw_graph(two_losses(lib)[1]) for lib in (ma, torch)]
-    bundle = side_by_side(*pics)._repr_mimebundle_()
+    bundle, metadata = side_by_side(*pics)._repr_mimebundle_()
     assert (
         bundle["text/plain"]
         == f"--- mini_autograd ---\n{pics[0].source}--- torch ---\n{pics[1].source}"
     )
     assert bundle["image/svg+xml"].count("<svg") == 3  # one picture holding the two
+    assert 'style="max-width: 100%; height: auto"' in bundle["image/svg+xml"]  # fits the cell
+    row_width = picture_output.png_width(base64.b64decode(bundle["image/png"]))
+    widths = [picture_output.png_width(p.png()) for p in pics]
+    assert row_width == sum(widths) + round(picture_output.GAP_PT * 2)
+    assert metadata["image/png"]["width"] == round(row_width * 96 / 144)
 
 
 def test_side_by_side_without_dot_is_text(monkeypatch):
     fake_missing_dot(monkeypatch)
     pics = [draw_graph(two_losses(lib)[1]) for lib in (ma, torch)]
-    bundle = side_by_side(*pics, titles=("a", "b"))._repr_mimebundle_()
+    bundle, _ = side_by_side(*pics, titles=("a", "b"))._repr_mimebundle_()
     assert list(bundle) == ["text/plain"] and bundle["text/plain"].endswith(pics[1].source)
 
 
@@ -249,4 +261,4 @@ def test_backward_steps_are_stable_and_shown_as_a_strip(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipywidgets", None)
     steps = backward_steps(diamond(ma))
     assert steps.slider() is steps  # no ipywidgets: the static strip
-    assert steps._repr_mimebundle_()["text/plain"].startswith(steps.text())
+    assert steps._repr_mimebundle_()[0]["text/plain"].startswith(steps.text())

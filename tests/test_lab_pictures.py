@@ -1,0 +1,108 @@
+"""A learner's first look: chapter 04 in JupyterLab, as a fresh clone opens it, shows pictures.
+
+A cloned notebook is untrusted, and JupyterLab does not render the SVG outputs of an untrusted
+notebook; the graph pictures must still show, from the PNG stored beside each SVG, and never
+as DOT text. The server runs with an empty Jupyter data folder, so no notebook is trusted (as
+on a new machine, Binder or Colab), and with the course's JupyterLab settings (as `make lab`),
+which turn off the question about Jupyter news. A screenshot is saved as
+build/test-artifacts/lab-04.png.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+from headless_chromium import Chromium
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTER = ROOT / "notebooks" / "04_freeing_and_retain_graph.ipynb"
+ARTIFACTS = ROOT / "build" / "test-artifacts"
+CHROMIUM = shutil.which("chromium")
+LAB_SETTINGS = ROOT / "course" / "lab_settings"
+TOKEN = "course-test"
+START_TIMEOUT_S = 60
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (apt-get install chromium; .ci/run installs it)",
+)
+
+OUTPUTS = """(() => {
+    const texts = [...document.querySelectorAll('.jp-OutputArea-output.jp-RenderedText')];
+    return {
+        cells: document.querySelectorAll('.jp-Notebook .jp-Cell').length,
+        png: [...document.querySelectorAll('.jp-RenderedImage img')]
+            .filter(img => img.src.startsWith('data:image/png') && img.naturalWidth > 0).length,
+        svg: document.querySelectorAll('.jp-RenderedSVG').length,
+        dot_as_text: texts.filter(t => t.innerText.includes('digraph autograd {')).length,
+        news_question: document.body.innerText.includes('Jupyter news'),
+    };
+})()"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving a copy of chapter 04 with no trusted notebooks: its base address."""
+    root, data = tmp_path_factory.mktemp("clone"), tmp_path_factory.mktemp("jupyter-data")
+    shutil.copy(CHAPTER, root / CHAPTER.name)
+    port = free_port()
+    env = {**os.environ, "JUPYTER_DATA_DIR": str(data)}
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}"]
+    command += [f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root"]
+    command.append(f"--LabApp.app_settings_dir={LAB_SETTINGS}")  # as `make lab` runs it
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(server.stderr.read().decode()[-2000:]) from None
+                time.sleep(0.5)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def stored_pictures() -> int:
+    """How many outputs of the chapter hold a graph picture."""
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    outputs = [o for c in cells if c.cell_type == "code" for o in c.outputs]
+    return sum("digraph autograd {" in o.get("data", {}).get("text/plain", "") for o in outputs)
+
+
+def test_chapter_04_shows_its_graphs_as_pictures_in_an_untrusted_notebook(lab, tmp_path):
+    expected = stored_pictures()
+    assert expected >= 5, "chapter 04 draws its graphs"
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        browser.open(f"{lab}/lab/tree/{CHAPTER.name}?token={TOKEN}")
+        deadline, seen = time.monotonic() + START_TIMEOUT_S, {}
+        while time.monotonic() < deadline:
+            seen = browser.evaluate(OUTPUTS)
+            if seen["cells"] and seen["png"] + seen["dot_as_text"] >= expected:
+                break
+            browser.evaluate("document.querySelector('.jp-WindowedPanel-outer')?.scrollBy(0, 800)")
+            time.sleep(0.5)
+        browser.evaluate("document.querySelector('.jp-RenderedImage')?.scrollIntoView()")
+        browser.screenshot(ARTIFACTS / "lab-04.png")
+    assert seen["svg"] == 0, "JupyterLab renders no SVG in an untrusted notebook"
+    assert seen["dot_as_text"] == 0, "no picture shows as DOT text"
+    assert seen["png"] == expected, "every graph picture shows as an image"
+    assert not seen["news_question"], "course/lab_settings turns JupyterLab's news question off"
