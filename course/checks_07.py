@@ -28,6 +28,7 @@ from course.check import (
     data_note,
     describe_error,
     tensor_note,
+    verdict,
     zero_grad_problem,
 )
 
@@ -226,6 +227,7 @@ CHUNK_HINT = (
 CHUNK_CASES = [(50, 3, 5), (61, 2, 7), (40, 4, 3)]  # the first two leave a partial chunk
 
 
+@verdict
 def check_chunks(make_chunks) -> bool:
     """Exercise 7.1: make_chunks(ids, batch_size, seq_len) against the reference."""
 
@@ -318,6 +320,7 @@ def _reference_run(lib, vocab, chunks, **variant):
     return losses, states, model
 
 
+@verdict
 def check_train_chunk(train_chunk, chars) -> bool:
     """Exercise 7.2: train_chunk(lib, model, optimizer, x, y, state) -> (loss, detached state)."""
 
@@ -533,6 +536,7 @@ def _prefix(chars):
     return wanted or chars[0]
 
 
+@verdict
 def check_sample(sample, chars) -> bool:
     """Exercise 7.3: sample(lib, model, prefix, length, temperature, seed) against the reference."""
 
@@ -617,6 +621,7 @@ PERPLEXITY_HINT = (
 )
 
 
+@verdict
 def check_perplexity(perplexity, chars) -> bool:
     """Exercise 7.4: perplexity(lib, model, chunks) = exp(mean cross-entropy), state carried."""
 

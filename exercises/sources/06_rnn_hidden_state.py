@@ -370,5 +370,7 @@ track.progress()
 
 # %% [markdown]
 # Done? Clipping keeps the size of a step in check; it does not shorten the graph. The
-# capstone (chapter 07) puts the pieces together: an LSTM cell, truncated BPTT and clipping,
-# trained on text with both engines.
+# capstone (chapter 07) puts the pieces together: PyTorch's fused LSTM layer (`nn.LSTM`) trained
+# on text with truncated BPTT, the state detached between chunks, on both engines. It trains
+# without clipping: its optimizer, Adam, divides each step by a running size of the gradients,
+# so one large gradient does not become one large step.

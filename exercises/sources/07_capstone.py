@@ -226,11 +226,15 @@ check_perplexity(perplexity, chars)
 # ## Putting it together
 #
 # With all four pieces done, the next cell trains a model on the sonnets with `mini_autograd`
-# for `EPOCHS` passes (a few seconds each) and measures its perplexity before and after.
-# Raise `EPOCHS` to train longer.
+# for `EPOCHS` passes over the text and measures its perplexity before and after. One pass takes
+# about 0.2 to 0.5 seconds on a laptop, so the 60 passes below take 10 to 30 seconds; as in the
+# chapter, that is enough for the model to write fragments of real lines. On a slow machine,
+# lower `EPOCHS`: 10 passes give a perplexity near 6 and mostly invented words. The numbers after
+# training differ slightly from machine to machine (float32 rounding, chapter 07 § 6), so the
+# notebook tests do not compare this cell's output.
 
-# %%
-EPOCHS = 3
+# %% tags=["nbval-ignore-output"]
+EPOCHS = 60
 
 try:
     ma.manual_seed(0)
@@ -244,7 +248,7 @@ try:
             for x, y in chunks:
                 loss, state = train_chunk(ma, model, optimizer, x, y, state)
                 bar.update()
-    print(f"perplexity after {EPOCHS} epochs: {perplexity(ma, model, chunks):.0f}")
+    print(f"perplexity after {EPOCHS} epochs: {perplexity(ma, model, chunks):.1f}")
 except NotImplementedError:
     model = None
     print("Fill in exercises 7.1 to 7.4 first; then this cell trains your model.")
@@ -259,7 +263,7 @@ except Exception as error:  # a bug in one of the pieces: one line, the checks a
 
 # %% tags=["nbval-ignore-output"]
 try:
-    print(sample(ma, model, "Shall I ", 160, temperature=0.8, seed=1))
+    print(sample(ma, model, "Shall I ", 160, temperature=0.5, seed=1))
 except NotImplementedError:
     print("Nothing to sample from yet: fill in exercise 7.3 and train the model above first.")
 except Exception as error:  # no model yet, or a bug in sample: one line, not a traceback
