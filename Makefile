@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 WORKERS ?= 2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test lint format notebooks exercises slides site bench progress clean
+.PHONY: setup lab test lint format notebooks exercises slides site bench progress grade clean
 
 setup: $(STAMP)
 
@@ -69,3 +69,8 @@ clean:
 # The build track: every exercise of your engine, exercises/my_autograd.py, checked against PyTorch.
 progress: $(STAMP)
 	$(BIN)/python -m course.track
+
+# Grading: SUBMISSIONS holds one folder per learner (her exercise notebooks and my_autograd.py);
+# writes build/grading/grades.md and grades.csv. Options: GRADE_ARGS="--timeout 600 --out DIR".
+grade: $(STAMP)
+	$(BIN)/python -m course.grade "$(SUBMISSIONS)" $(GRADE_ARGS)

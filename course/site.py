@@ -5,6 +5,11 @@ notebooks (graph pictures as inline SVG), an ``index.html`` that lists them, and
 contents / next links on every page. Instructor notes are left out: they belong to the decks.
 MathJax is copied into the folder (fetched once with npm) and nothing is loaded from
 elsewhere, so the pages read offline, straight from the disk.
+
+Each build starts clean: it first removes what the previous build wrote (the files listed in
+the folder's ``.course-site`` manifest), so a build ``--no-solutions`` after a full one leaves
+no solutions page behind. Files the site did not write are never removed; a folder that holds
+such files and no manifest is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 OUT = ROOT / "build" / "site"
 COURSE_TITLE = "How autograd really works"
 NOTEBOOK_LINK = re.compile(r'href="([^"#:]+\.ipynb)(#[^"]*)?"')
+MANIFEST = ".course-site"  # in the output folder: the files the last build wrote, one per line
+
+
+class SiteFolderError(RuntimeError):
+    """The output folder holds files that no site build wrote, so it is not cleared."""
 
 
 @dataclass(frozen=True)
@@ -97,10 +107,63 @@ def render(html_exporter: HTMLExporter, nb: nbformat.NotebookNode, title: str, s
     return html_exporter.from_notebook_node(nb, resources=resources)[0]
 
 
+def is_site_file(path: Path) -> bool:
+    """True for what a build writes at the top of its folder: an HTML page or ``_static/``."""
+    return (path.is_file() and path.suffix == ".html") or (path.is_dir() and path.name == "_static")
+
+
+def listed_in_manifest(out: Path) -> list[Path]:
+    """The manifest of ``out`` and the files it lists (only those inside ``out``)."""
+    manifest = out / MANIFEST
+    lines = manifest.read_text("utf-8").splitlines()
+    names = [line for line in lines if line and not line.startswith("#")]
+    inside = [out / name for name in names if (out / name).resolve().is_relative_to(out.resolve())]
+    return [manifest, *inside]
+
+
+def previous_build(out: Path) -> list[Path]:
+    """The files the previous build wrote into ``out``, read from its manifest.
+
+    Without a manifest, the folder must be empty, or be the default folder holding only pages
+    and ``_static/`` (a build from before there was a manifest); anything else is refused.
+    """
+    if (out / MANIFEST).is_file():
+        return listed_in_manifest(out)
+    entries = sorted(out.iterdir()) if out.is_dir() else []
+    if not entries:
+        return []
+    if out.resolve() == OUT.resolve() and all(map(is_site_file, entries)):
+        return [p for entry in entries for p in ([entry] if entry.is_file() else entry.rglob("*"))]
+    shown = ", ".join(p.name for p in entries[:3]) + (", ..." if len(entries) > 3 else "")
+    raise SiteFolderError(
+        f"{out} holds files that no site build wrote ({shown}): "
+        "build into a new or empty folder (--out), or empty this one yourself"
+    )
+
+
+def clear_previous_build(out: Path) -> None:
+    """Remove the files the previous build wrote into ``out``, then the folders they emptied."""
+    files = [p for p in previous_build(out) if p.is_file() or p.is_symlink()]
+    for path in files:
+        path.unlink()
+    folders = {folder for path in files for folder in path.parents if out in folder.parents}
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def write_manifest(out: Path, written: list[Path]) -> None:
+    """List the files a build wrote in ``out``/.course-site, for the next build to remove."""
+    names = sorted(p.relative_to(out).as_posix() for p in written)
+    header = "# written by python -m course.site: the files of this build, removed by the next\n"
+    (out / MANIFEST).write_text(header + "\n".join(names) + "\n", encoding="utf-8")
+
+
 def build(out: Path = OUT, root: Path = ROOT, solutions: bool = True) -> list[Path]:
-    """Write the site into ``out``: the index first, then one page per notebook; return them."""
+    """Write the site into ``out`` (cleared first): the index, then a page per notebook; return them."""
+    clear_previous_build(out)
     pages, html_exporter = course_pages(root, solutions), exporter()
-    copy_mathjax(out / "_static")
+    mathjax = copy_mathjax(out / "_static")
     index = out / "index.html"
     first = {"previous": None, "next": pages[0] if pages else None}
     index.write_text(render(html_exporter, index_notebook(pages), COURSE_TITLE, first), "utf-8")
@@ -111,6 +174,7 @@ def build(out: Path = OUT, root: Path = ROOT, solutions: bool = True) -> list[Pa
         written.append(out / page.href)
         text = link_pages(render(html_exporter, nb, page.title, site), page, pages)
         written[-1].write_text(text, encoding="utf-8")
+    write_manifest(out, [*written, mathjax])
     return written
 
 
@@ -122,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         written = build(args.out, solutions=not args.no_solutions)
-    except VendorError as error:
+    except (VendorError, SiteFolderError) as error:
         print(f"site: {error}", file=sys.stderr)
         return 1
     print(f"{len(written) - 1} pages and an index: open {written[0]}")

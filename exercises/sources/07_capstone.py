@@ -28,7 +28,6 @@ for variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(variable, "1")
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -37,10 +36,11 @@ from tqdm import tqdm
 import mini_autograd as ma
 from course import track
 from course.checks_07 import check_chunks, check_perplexity, check_sample, check_train_chunk
+from course.data import data_path
 
 torch.set_num_threads(1)
 
-header, text = (Path("..") / "data" / "sonnets.txt").read_text(encoding="utf-8").split("\n", 1)
+header, text = data_path("sonnets.txt").read_text(encoding="utf-8").split("\n", 1)
 text = text.lstrip("\n")
 chars = sorted(set(text))
 V = len(chars)
