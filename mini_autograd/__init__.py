@@ -107,6 +107,7 @@ from .settings import (
     use_deterministic_algorithms,
 )
 from .tensor import Size, Tensor, is_tensor, tensor
+from .torch_doctor import doctor
 
 _install_methods(Tensor)
 for _name, _method in {**_creation_methods, **_sampling_methods}.items():

@@ -4,10 +4,15 @@ Off by default, and then it costs one flag test per node. When on, every node re
 it was created and every backward call where it was made, so the error can say which node
 needed a freed tensor, which earlier call freed it, and which tensor made before that call
 links the old graph to the new one (a hidden state, or a target computed outside the loop).
+
+The explanation is shared with the doctor for torch programs (torch_doctor.py): both find the
+linking tensors with `carried_groups`, and word the diagnosis with `head_lines` and
+`linking_lines`, whose fixes come from FIXES, best first, by what was carried.
 """
 
 import os
 import sys
+from dataclasses import dataclass
 
 from .saved import FREED_MESSAGE
 
@@ -18,6 +23,38 @@ class State:
 
 current_call = None
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# The fixes, best first, for each kind of link between the failing call's graph and the graph an
+# earlier call already went back through. `{lib}` is the library the learner's code calls.
+FIXES = {
+    "one graph": (
+        "add the losses and call backward once: `(loss1 + loss2).backward()`; or ask for all "
+        "the gradients in one `{lib}.autograd.grad` call;",
+        "only if you really need two backward calls: pass retain_graph=True to the FIRST one "
+        "(the graph's saved tensors then stay in memory until the graph is dropped).",
+    ),
+    "data": (
+        "build it without recording: create the input it is computed from with "
+        "requires_grad=False, or compute it inside `with {lib}.no_grad():`, or `.detach()` it "
+        "once, before the loop;",
+        "or compute it inside the loop, so that every iteration records its own graph;",
+        "not retain_graph=True: every step would go back through the graph that made it again, "
+        "for a gradient that nothing uses.",
+    ),
+    "state": (
+        "detach it where it is carried over: `h = h.detach()` (truncated backpropagation "
+        "through time: the gradient stops at the start of the iteration);",
+        "or re-initialise it in each iteration (e.g. the hidden state at the start of every "
+        "sequence), when the iterations are independent;",
+        "retain_graph=True only if you really need the old graph: every step then also "
+        "back-propagates through all earlier steps, and memory and time per step keep growing.",
+    ),
+}
+KIND_WORDS = {
+    "data": "data or a target, not a state",
+    "state": "a state carried from one iteration to the next",
+}
+LATER = " (its value from the previous iteration)"
 
 
 class diagnosis_mode:
@@ -51,16 +88,17 @@ class Origin:
         return self.site
 
 
-def _user_frames():
-    """The stack frames outside mini_autograd, innermost first (the learner's code)."""
+def user_frames(skip=(_PACKAGE_DIR,)):
+    """The stack frames outside the folders `skip`, innermost first (the learner's code)."""
     frame = sys._getframe(1)
     while frame is not None:
-        if not frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        if not frame.f_code.co_filename.startswith(skip):
             yield frame
         frame = frame.f_back
 
 
-def _describe(frame):
+def describe(frame):
+    """'file.py, line 12 (in train)', or 'a notebook cell, line 3'."""
     filename = frame.f_code.co_filename
     function = "" if frame.f_code.co_name == "<module>" else f" (in {frame.f_code.co_name})"
     if "ipykernel" in filename or filename.startswith("<ipython-input"):
@@ -70,36 +108,39 @@ def _describe(frame):
 
 def creation_site():
     """An Origin for the operation being recorded now (file and line, or notebook cell and line)."""
-    frame = next(_user_frames(), None)
-    return Origin("<unknown>" if frame is None else _describe(frame))
+    frame = next(user_frames(), None)
+    return Origin("<unknown>" if frame is None else describe(frame))
 
 
 def call_site():
     """Where the current backward()/autograd.grad() call was made."""
-    frame = next(_user_frames(), None)
-    return "<unknown>" if frame is None else _describe(frame)
+    frame = next(user_frames(), None)
+    return "<unknown>" if frame is None else describe(frame)
 
 
 def explain_freed(node, saved):
     """The freed-tensor error text: PyTorch's message, plus the diagnosis when the mode is on."""
     if not State.enabled:
         return FREED_MESSAGE
-    freed_by = saved.freed_by
-    lines = [FREED_MESSAGE, "", "Diagnosis (mini_autograd diagnosis mode):"]
-    created = f", created at {node._origin}" if node._origin is not None else ""
+    from .nn import Parameter
+    from .tensor import Tensor
+
+    freed_by, call = saved.freed_by, current_call
     attribute = next((name for name, s in node.saved_tensors_info() if s is saved), "?")
-    lines.append(
-        f"- The node that needs the freed tensor is {node.name()}{created}; it saved "
-        f"`{attribute}` ({saved.nbytes} bytes) for its backward formula."
-    )
-    lines.append(
-        f"- That tensor was freed by {freed_by!r}, which already went back through this node."
-    )
-    call = current_call
+    created = f", created at {node._origin}" if node._origin is not None else ""
+    lines = [
+        FREED_MESSAGE,
+        *head_lines(
+            "mini_autograd diagnosis mode",
+            node.name() + created,
+            f"`{attribute}` ({saved.nbytes} bytes)",
+            freed_by,
+            call,
+        ),
+    ]
     if call is None:
         lines.append("- Now it was read again (a `_saved_*` attribute) after that backward call.")
         return "\n".join(lines)
-    lines.append(f"- The failing call is {call!r}.")
     if freed_by.sequence_mark is None:
         lines.append(
             "- Diagnosis mode was off during that earlier call: turn it on before the loop"
@@ -108,55 +149,98 @@ def explain_freed(node, saved):
             "  (`with mini_autograd.diagnosis_mode():`) to learn which tensor links the graphs."
         )
         return "\n".join(lines)
-    carried = _carried_nodes(call, freed_by, node)
-    if not carried:
-        lines += [
-            "- The graph of this call is (part of) the graph the earlier call already went back",
-            "  through: two backward calls over one graph. Fixes: add the losses and call",
-            "  backward once, e.g. `(loss1 + loss2).backward()`; or ask for all gradients at once",
-            "  with autograd.grad; or pass retain_graph=True to the FIRST call if you really need",
-            "  two calls (the graph's saved tensors then stay in memory until it is dropped).",
-        ]
-        return "\n".join(lines)
-    # Tensors made on the same line (an LSTM's h and c) are described together.
-    groups = {}
-    for old in carried:
-        shape = tuple(old._origin.shape) if old._origin and old._origin.shape else None
-        where = f" at {old._origin}" if old._origin else ""
-        groups.setdefault((old.name(), shape, where), []).append(old)
-    for (node_name, shape, where), olds in groups.items():
-        size = f"{shape} " if shape else ""
-        names = sorted({name for old in olds for name in _names_for(old)})
-        if len(olds) == 1:
-            what, links, verb = f"a {size}tensor", "it links", "It is"
-        else:
-            what, links, verb = f"{len(olds)} {size}tensors", "they link", "They are"
-        named = f" {verb} `{'`, `'.join(names)}`." if names else ""
-        lines.append(
-            f"- The new graph reaches back into {what} made by {node_name}{where}, before "
-            f"{freed_by!r}: {links} this iteration to the previous one.{named}"
-        )
-    lines += [
-        "- Fixes, best first:",
-        "  * detach it where it is carried over: `h = h.detach()` (truncated backpropagation through time);",
-        "  * re-create it in each iteration (e.g. initialise the hidden state per sequence, or compute",
-        "    the target inside the loop);",
-        "  * if it is an input or a target, do not make it require grad (requires_grad=False);",
-        "  * retain_graph=True only if you really need the old graph: every step then also",
-        "    back-propagates through all earlier steps, and memory and time per step keep growing.",
-    ]
+    roots = [n for n, _ in call.roots or () if n is not None]
+    olds = carried_nodes(roots, lambda n: n._sequence_nr() < freed_by.sequence_mark, node)
+    groups = carried_groups(olds, named_tensors(Tensor), _same_line, Parameter, _origin_of)
+    lines += linking_lines(groups, freed_by, "mini_autograd")
     return "\n".join(lines)
 
 
-def _old(node, call):
-    return node._sequence < call.sequence_mark
+def _origin_of(node):
+    """(shape, ' at <site>') of the tensor `node` made, as far as diagnosis mode recorded it."""
+    if node._origin is None:
+        return None, ""
+    shape = tuple(node._origin.shape) if node._origin.shape else None
+    return shape, f" at {node._origin}"
 
 
-def _carried_nodes(call, freed_by, failing):
-    """Old-graph nodes that new nodes of `call` point to, and that lead to the failing node."""
-    if call.roots is None:
-        return []
-    boundary, seen, stack = [], set(), [n for n, _ in call.roots if n is not None]
+def _same_line(later, old):
+    """Whether node `later` was made by the same line as `old`, for the same output."""
+    return (
+        old._origin is not None
+        and later._origin is not None
+        and later._origin.site == old._origin.site
+        and later._origin.shape == old._origin.shape
+        and later.name() == old.name()
+        and output_numbers(later) == output_numbers(old)
+    )
+
+
+def head_lines(title, node, saved, freed_by, call=None):
+    """The start of a diagnosis: the node (and where it was made), what it saved, the two calls."""
+    lines = [
+        "",
+        f"Diagnosis ({title}):",
+        f"- The node that needs the freed tensor is {node}; it saved {saved} for its backward "
+        "formula.",
+        f"- That tensor was freed by {freed_by}, which already went back through this node.",
+    ]
+    if call is not None:
+        lines.append(f"- The failing call is {call}.")
+    return lines
+
+
+def linking_lines(groups, freed_by, lib):
+    """What links the failing graph to the one `freed_by` went through, and the fixes, best first.
+
+    No groups: both calls go back through one graph. Otherwise one line per group of carried
+    tensors, one saying what kind they are, and the fixes for that kind.
+    """
+    if not groups:
+        return [
+            "- The graph of this call is (part of) the graph the earlier call already went back "
+            "through: two backward calls over one graph.",
+            "- Fixes, best first:",
+            *(f"  * {fix.format(lib=lib)}" for fix in FIXES["one graph"]),
+        ]
+    lines = []
+    for group in groups:
+        size = f"{group.shape} " if group.shape else ""
+        if group.count == 1:
+            what, links, verb = f"a {size}tensor", "it links", "It is"
+        else:
+            what, links, verb = f"{group.count} {size}tensors", "they link", "They are"
+        named = f" {verb} `{'`, `'.join(group.names)}`." if group.names else ""
+        lines.append(
+            f"- The new graph reaches back into {what} made by {group.node}{group.where}, before "
+            f"{freed_by!r}: {links} this iteration to the previous one.{named}"
+        )
+        lines.append(f"- {verb} {KIND_WORDS[group.kind]}: {group.reason}.")
+    kinds = list(dict.fromkeys(group.kind for group in groups))
+    for kind in kinds:
+        names = [n for g in groups if g.kind == kind for n in g.names or [f"the {g.node} output"]]
+        which = f" for `{'`, `'.join(names)}`" if len(kinds) > 1 else ""
+        lines.append(f"- Fixes{which}, best first:")
+        lines += [f"  * {fix.format(lib=lib)}" for fix in FIXES[kind]]
+    return lines
+
+
+@dataclass
+class Carried:
+    """Tensors made by one kind of node (on one line) that link this iteration to an earlier one."""
+
+    node: str
+    count: int
+    shape: tuple | None
+    where: str  # " at <site>", or "" where the engine does not record it
+    names: list  # the learner's names for them
+    kind: str  # a key of FIXES: "data" or "state"
+    reason: str  # why they are that kind, in words
+
+
+def carried_nodes(roots, is_old, failing=None):
+    """Old nodes that new nodes of the graph of `roots` point to (and that lead to `failing`)."""
+    boundary, seen, stack = [], set(), list(roots)
     while stack:
         node = stack.pop()
         if node in seen:
@@ -165,14 +249,15 @@ def _carried_nodes(call, freed_by, failing):
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            if _old(child, freed_by) and not _old(node, freed_by) and child not in boundary:
+            if is_old(child) and not is_old(node) and child not in boundary:
                 boundary.append(child)
-            elif not _old(child, freed_by):
+            elif not is_old(child):
                 stack.append(child)
-    return [n for n in boundary if _reaches(n, failing)]
+    return [n for n in boundary if failing is None or reaches(n, failing)]
 
 
-def _reaches(start, target):
+def reaches(start, target):
+    """Whether the graph from node `start` contains node `target`."""
     seen, stack = set(), [start]
     while stack:
         node = stack.pop()
@@ -184,37 +269,76 @@ def _reaches(start, target):
     return False
 
 
-def _names_for(old):
-    """Names in the learner's code for the carried tensor: exact, or its later value (same line)."""
-    exact, later = [], []
-    for name, value in _named_tensors():
-        fn = value.grad_fn
-        if fn is old:
-            exact.append(name)
-        elif (
-            fn is not None
-            and old._origin is not None
-            and fn._origin is not None
-            and fn._origin.site == old._origin.site
-            and fn._origin.shape == old._origin.shape
-            and fn.name() == old.name()
-            and _output_numbers(fn) == _output_numbers(old)
-        ):
-            later.append(f"{name} (its value from the previous iteration)")
-    return exact or later
+def leaves_of(start):
+    """The leaf tensors (that require grad) the graph from node `start` reaches."""
+    leaves, seen, stack = {}, set(), [start]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):  # AccumulateGrad: the node of a leaf
+            leaves[id(node.variable)] = node.variable
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return list(leaves.values())
 
 
-def _output_numbers(node):
-    # Tells apart tensors made on one line from different outputs of one node (an LSTM's h and c).
+def output_numbers(node):
+    """The output numbers a node's edges point to (tells an LSTM's h from its c, made together)."""
     return [nr for _, nr in node.next_functions]
 
 
-def _named_tensors():
-    """(name, tensor) for tensors reachable by name from the learner's frames (one level deep)."""
-    from .tensor import Tensor
+def carried_groups(olds, named, same_role, parameter_type, origin):
+    """The carried nodes `olds` as `Carried` groups: named, and said to be data or a state.
 
+    `named` is [(name, tensor)] from the learner's code; `same_role(later, old)` says whether a
+    node made after `old` plays its part (the same variable, one iteration later); `origin(node)`
+    is (shape, where) as far as the engine knows. A carried tensor is a state if the loop gives
+    its variable a new value made from it, or if its graph goes through a parameter (an instance
+    of `parameter_type`, or a leaf updated in place: its version counter moved); else it is data.
+    """
+    groups = {}
+    for old in olds:
+        groups.setdefault((old.name(), *origin(old)), []).append(old)
+    found = []
+    for (node_name, shape, where), members in groups.items():
+        exact, later = set(), set()
+        for old in members:
+            names = [name for name, t in named if t.grad_fn is old]
+            exact.update(names)
+            if not names:
+                later.update(n for n, t in named if t.grad_fn and same_role(t.grad_fn, old))
+        leaves = {id(leaf): leaf for old in members for leaf in leaves_of(old)}.values()
+        trained = [p for p in leaves if isinstance(p, parameter_type) or p._version > 0]
+        its = "its" if len(members) == 1 else "their"
+        if later or trained:
+            kind, reasons = "state", []
+            if later:
+                reasons.append(
+                    f"the loop gives `{'`, `'.join(sorted(later))}` a new value in every iteration"
+                )
+            if trained:
+                reasons.append(f"{its} graph goes through parameters (tensors the loop trains)")
+            reason = "; ".join(reasons)
+        else:
+            kind = "data"
+            sources = [
+                next((f"`{n}`" for n, t in named if t is leaf), f"a {tuple(leaf.shape)} tensor")
+                for leaf in leaves
+            ]
+            reason = f"{its} graph reaches no parameter"
+            if sources:
+                verb = "requires" if len(sources) == 1 else "require"
+                reason += f", only {', '.join(sources)}, which {verb} grad"
+        names = sorted(exact) + [name + LATER for name in sorted(later)]
+        found.append(Carried(node_name, len(members), shape, where, names, kind, reason))
+    return found
+
+
+def named_tensors(tensor_type, skip=(_PACKAGE_DIR,), frames=None):
+    """(name, tensor) for tensors reachable by name from the learner's frames (one level deep)."""
     found, seen_frames = [], set()
-    for frame in _user_frames():
+    for frame in user_frames(skip) if frames is None else frames:
         scopes = [frame.f_locals] + (
             [frame.f_globals] if id(frame.f_globals) not in seen_frames else []
         )
@@ -223,11 +347,13 @@ def _named_tensors():
             for name, value in list(scope.items()):
                 if name.startswith("_"):
                     continue
-                found.extend(_tensors_in(name, value, Tensor, depth=1))
-    unique, seen = [], set()
+                found.extend(_tensors_in(name, value, tensor_type, depth=1))
+    # One name per tensor, the innermost frame's: a loop's `model`, not the script's `m` too.
+    unique, names, tensors = [], set(), set()
     for name, t in found:
-        if name not in seen:
-            seen.add(name)
+        if name not in names and id(t) not in tensors:
+            names.add(name)
+            tensors.add(id(t))
             unique.append((name, t))
     return unique
 

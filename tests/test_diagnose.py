@@ -21,6 +21,11 @@ def second_backward_error(run):
     return str(info.value)
 
 
+def fixes(text):
+    """The fixes a diagnosis lists, best first."""
+    return re.findall(r"^  \* (.*)$", text.split("- Fixes, best first:\n")[1], re.MULTILINE)
+
+
 def two_losses():
     x = ma.randn(1, 4, requires_grad=True)
     z = x**2 * 4  # create
@@ -46,7 +51,10 @@ def test_two_losses_names_node_and_earlier_call():
     assert int(first[1]) == line_of(two_losses, "# first")
     assert int(failing[1]) == line_of(two_losses, "# second")
     assert int(failing[0]) == int(first[0]) + 1
-    assert "(loss1 + loss2).backward()" in text
+    assert "two backward calls over one graph" in text
+    best, second = fixes(text)
+    assert best.startswith("add the losses and call backward once: `(loss1 + loss2).backward()`")
+    assert second.startswith("only if you really need two backward calls: pass retain_graph=True")
 
 
 def regression_with_input_requiring_grad():
@@ -71,7 +79,13 @@ def test_input_requiring_grad_names_the_target():
     )
     assert "It is `y_train`." in text
     assert "x_train" not in text  # x_train's graph holds nothing freed: it is not the culprit
-    assert "requires_grad=False" in text
+    assert "- It is data or a target, not a state: its graph reaches no parameter, only `x`" in text
+    best, inside_the_loop, not_retain = fixes(text)  # ordered for a target: do not record it
+    assert best.startswith("build it without recording: create the input it is computed from")
+    assert "requires_grad=False" in best and "`with mini_autograd.no_grad():`" in best
+    assert inside_the_loop.startswith("or compute it inside the loop")
+    assert not_retain.startswith("not retain_graph=True")
+    assert "h.detach()" not in text
 
 
 class CarriedLSTM(ma.nn.Module):
@@ -106,7 +120,36 @@ def test_carried_lstm_hidden_state_is_named():
         "They are `model.hidden[0] (its value from the previous iteration)`, "
         "`model.hidden[1] (its value from the previous iteration)`." in text
     )
-    assert "h = h.detach()" in text
+    assert (
+        "- They are a state carried from one iteration to the next: the loop gives "
+        "`model.hidden[0]`, `model.hidden[1]` a new value in every iteration; their graph goes "
+        "through parameters" in text
+    )
+    detach, reinit, retain = fixes(text)  # ordered for a state: cut it where it is carried
+    assert detach.startswith("detach it where it is carried over: `h = h.detach()`")
+    assert reinit.startswith("or re-initialise it in each iteration")
+    assert retain.startswith("retain_graph=True only if you really need the old graph")
+    assert "requires_grad=False" not in text
+
+
+def output_fed_back_into_the_next_step():
+    w = ma.randn(3, 3, requires_grad=True)
+    x, previous = ma.randn(1, 3), ma.zeros(1, 3)
+    for _ in range(2):
+        out = (x @ w + previous).tanh()
+        out.sum().backward()
+        with ma.no_grad():
+            w -= 0.1 * w.grad
+        previous = out
+
+
+def test_a_named_carried_tensor_whose_graph_goes_through_a_parameter_is_a_state():
+    with ma.diagnosis_mode():
+        text = second_backward_error(output_fed_back_into_the_next_step)
+    assert "It is `previous`." in text
+    # `w` is a plain tensor, but the loop updates it in place: a parameter.
+    assert "- It is a state carried from one iteration to the next: its graph goes through" in text
+    assert fixes(text)[0].startswith("detach it where it is carried over")
 
 
 def test_reading_a_freed_saved_tensor_is_explained():
