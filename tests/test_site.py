@@ -2,8 +2,10 @@
 
 Every page loads without console errors and without a request that leaves the disk; every graph
 picture (an SVG from Graphviz) is there with a non-zero size; the navigation links the pages in
-order; each deck starts reveal.js with the slide count that course.slides prints. One chapter's
-screenshot is saved as build/test-artifacts/chapter-NN.png.
+order; each deck starts reveal.js with the slide count that course.slides prints, keeps its
+headings' case, and fits every slide, with all its fragments shown, in the 1280x720 frame (an
+arrow key or a clicker cannot scroll). One chapter's screenshot is saved as
+build/test-artifacts/chapter-NN.png.
 """
 
 import os
@@ -38,8 +40,26 @@ SVG_SIZES = """[...document.querySelectorAll('.jp-RenderedSVG')].map(output => {
 NAV_LINKS = "[...document.querySelectorAll('nav.course-nav a')].map(a => a.getAttribute('href'))"
 INDEX_LINKS = "[...document.querySelectorAll('main li a')].map(a => a.getAttribute('href'))"
 SCROLL_TO_PICTURE = "document.querySelector('.jp-RenderedSVG')?.scrollIntoView({block: 'center'})"
-REVEAL_SLIDES = """new Promise(done => Reveal.isReady() ? done() : Reveal.on('ready', done))
-    .then(() => Reveal.getTotalSlides())"""
+REVEAL_READY = "new Promise(done => Reveal.isReady() ? done() : Reveal.on('ready', done))"
+REVEAL_SLIDES = f"{REVEAL_READY}.then(() => Reveal.getTotalSlides())"
+# Every slide with all its fragments shown (no transitions, so nothing moves while measured):
+# where reveal.js numbers it (h.v, and the c of the counter c/t), its top and bottom in the
+# frame's pixels, its content's height, the zoom the deck gave it, and whether it scrolls inside.
+SLIDE_BOXES = f"""{REVEAL_READY}.then(() => {{
+    Reveal.configure({{transition: 'none', backgroundTransition: 'none'}});
+    const frame = Reveal.getSlidesElement().getBoundingClientRect(), scale = Reveal.getScale();
+    return Reveal.getSlides().map(slide => {{
+        const {{h, v}} = Reveal.getIndices(slide);
+        Reveal.slide(h, v, slide.querySelectorAll('.fragment').length - 1);
+        const box = slide.getBoundingClientRect(), zoom = parseFloat(slide.style.zoom || 1);
+        return {{number: `${{h + 1}}.${{(v ?? 0) + 1}}`, counter: Reveal.getSlidePastCount(slide) + 1,
+                 top: (box.top - frame.top) / scale, bottom: (box.bottom - frame.top) / scale,
+                 height: slide.scrollHeight * zoom, zoom: zoom,
+                 scrolls: slide.scrollHeight > slide.clientHeight + 1}};
+    }});
+}})"""
+FRAME_HEIGHT, SMALLEST_ZOOM = 720, 0.6
+HEADING_CASE = "getComputedStyle(document.querySelector('.reveal .slides h2')).textTransform"
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +150,22 @@ def test_deck_runs_offline_with_every_slide(built, browser, chapter):
     asides = browser.evaluate("[...document.querySelectorAll('aside.notes')].map(a => a.innerText)")
     assert len(asides) == len(notes_of(chapter)), "every note goes to the speaker view"
     assert not any(SUMMARY in aside or "Instructor note" in aside for aside in asides), "unfolded"
+    assert browser.evaluate(HEADING_CASE) == "none", "headings keep their case (not the theme's)"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_deck_fits_every_slide_in_its_frame(built, browser, chapter):
+    deck, _ = built[1][f"{chapter.stem}.slides.html"]
+    browser.open(deck.as_uri())
+    boxes = browser.evaluate(SLIDE_BOXES)
+    too_tall = [
+        f"slide {box['number']} ({box['counter']}/{len(boxes)}): "
+        f"{box['height']:.0f} px{', scrolls inside' if box['scrolls'] else ''}"
+        for box in boxes
+        if box["top"] < -1 or box["bottom"] > FRAME_HEIGHT + 1 or box["scrolls"]
+    ]
+    assert not too_tall, (
+        f"{len(too_tall)} of {len(boxes)} slides pass 1280x720: {'; '.join(too_tall)}"
+    )
+    zoomed = [f"slide {box['number']}: {box['zoom']:.2f}" for box in boxes if box["zoom"] < 1]
+    assert min(box["zoom"] for box in boxes) >= SMALLEST_ZOOM, f"zoomed out too far: {zoomed}"
