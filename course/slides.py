@@ -289,6 +289,21 @@ def count_slides(nb: nbformat.NotebookNode) -> SlideCount:
     return SlideCount(slides, slides + shown[1:].count("subslide"))
 
 
+def section_slides(nb: nbformat.NotebookNode) -> dict[str, int]:
+    """The slide (counted across, from 1) on which each heading of ``nb`` stands in its deck.
+
+    ``paginate`` adds only slides below, so a section keeps its number across; the deck's
+    address ``NN_topic.slides.html#/N-1`` opens slide N.
+    """
+    found, across = {}, 0
+    for cell in (c for c in nb.cells if slide_type(c) not in HIDDEN):
+        across += 1 if across == 0 or slide_type(cell) == "slide" else 0
+        if cell.cell_type == "markdown":
+            for heading in re.findall(r"^#{1,6} (.+?)\s*$", cell.source, re.MULTILINE):
+                found.setdefault(heading, across)
+    return found
+
+
 def exporter() -> SlidesExporter:
     """nbconvert's slides exporter with the course template and the local reveal.js and MathJax."""
     return SlidesExporter(

@@ -10,9 +10,12 @@ from pathlib import Path
 
 import nbformat
 
+from course.slides import section_slides
+
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "INSTRUCTORS.md"
 TOKEN = re.compile(r"`((?:notebooks|exercises|solutions)/\d\d_\w+\.ipynb)`|§ “([^”]+)”")
+SLIDE = re.compile(r"`(notebooks/\d\d_\w+\.ipynb)`|§ “([^”]+)” \(slide (\d+)\)")
 
 
 def headings(path: Path) -> set[str]:
@@ -57,3 +60,21 @@ def test_citations_are_parsed_per_line():
         ("notebooks/01_a.ipynb", "2. Two"),
         (None, "Recap"),
     ]
+
+
+def test_every_cited_slide_number_is_where_the_section_starts_in_the_deck():
+    cited, notebook = [], None
+    for line in GUIDE.read_text("utf-8").splitlines():
+        notebook = None
+        for path, heading, number in SLIDE.findall(line):
+            notebook = path or notebook
+            if heading:
+                cited.append((notebook, heading, int(number)))
+    assert len(cited) > 10, "the lecture plan links its rows to slides"
+    wrong = [
+        f"{notebook} § “{heading}”: slide {number}, the deck has it on slide {found}"
+        for notebook, heading, number in cited
+        if (found := section_slides(nbformat.read(ROOT / notebook, as_version=4)).get(heading))
+        != number
+    ]
+    assert wrong == [], "update the (slide N) in INSTRUCTORS.md"

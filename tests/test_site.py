@@ -37,6 +37,13 @@ SVG_SIZES = """[...document.querySelectorAll('.jp-RenderedSVG')].map(output => {
     const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
     return [box.width, box.height, Boolean(svg && svg.querySelector('g.graph'))];
 })"""
+# How printed output wraps: [] on a page without any, else white-space and word-break.
+OUTPUT_WRAPPING = """(() => {
+    const pre = document.querySelector('.jp-OutputArea-output pre');
+    if (!pre) return [];
+    const style = getComputedStyle(pre);
+    return [style.whiteSpace, style.wordBreak];
+})()"""
 NAV_LINKS = "[...document.querySelectorAll('nav.course-nav a')].map(a => a.getAttribute('href'))"
 INDEX_LINKS = "[...document.querySelectorAll('main li a')].map(a => a.getAttribute('href'))"
 SCROLL_TO_PICTURE = "document.querySelector('.jp-RenderedSVG')?.scrollIntoView({block: 'center'})"
@@ -100,6 +107,7 @@ def test_page_loads_cleanly_with_its_pictures(built, browser, page):
     assert [size for size in sizes if not (size[0] > 0 and size[1] > 0)] == [], "zero size"
     assert sum(from_graphviz for *_, from_graphviz in sizes) >= graphs, "Graphviz drew them"
     assert browser.evaluate("window.MathJax.version").startswith("3.")
+    assert browser.evaluate(OUTPUT_WRAPPING) in ([], ["pre", "normal"]), "lines keep their words"
 
 
 @pytest.mark.parametrize("index", range(len(PAGES)), ids=[page.href for page in PAGES])
