@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 WORKERS ?= 2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test lint format notebooks exercises slides site bench progress grade clean
+.PHONY: setup lab test lint format notebooks exercises slides site bench progress grade clean cuda-check
 
 setup: $(STAMP)
 
@@ -74,3 +74,7 @@ progress: $(STAMP)
 # writes build/grading/grades.md and grades.csv. Options: GRADE_ARGS="--timeout 600 --out DIR".
 grade: $(STAMP)
 	$(BIN)/python -m course.grade "$(SUBMISSIONS)" $(GRADE_ARGS)
+
+# With an NVIDIA GPU: CUDA tests, chapters' CUDA cells, doctor, memory plot -> build/cuda-report/.
+cuda-check: $(STAMP)
+	$(BIN)/python -m course.cuda_check
