@@ -3,6 +3,7 @@
     saved_bytes(loss)      # bytes held by the live saved tensors reachable from loss
     saved_tensors(loss)    # the same, one row per saved tensor (printed as a table)
     ledger = Ledger()      # saved bytes and time, step by step, across a training loop
+    memory_in_use(loss)    # the memory an out-of-memory error is about (below)
 
 A saved tensor is counted by the memory it keeps alive: its whole storage (torch's
 `untyped_storage().nbytes()`, mini_autograd's underlying numpy array), each storage once. A saved
@@ -15,8 +16,26 @@ The learner's own engine (`my_autograd.py`) is read the way torch is, so the sam
 
     saved_tensors(loss_mine)   # my_autograd's graph: the same rows as torch's for the same program
 
-torch is never imported here. A node without `saved_tensors_info` (torch's, or the learner's) is
-read through its `_saved_*` attributes, as PyTorch exposes them: reading a freed one raises.
+Real memory. `memory_in_use(loss)` is the figure to watch when a loop runs out of memory, taken at
+the same point of every iteration (just before backward, say):
+
+* on a CUDA device, `torch.cuda.memory_allocated(device)`: every live tensor of the process on
+  that device (parameters, gradients, optimizer state, data and graph), as the caching allocator
+  counts it (blocks of at least 512 bytes, the cache itself not included): what an out-of-memory
+  error reports as "allocated by PyTorch";
+* on the CPU, `graph_storage_bytes(loss)`: the bytes of the distinct storages the graph keeps
+  alive, its live saved tensors and its leaves (the tensors its AccumulateGrad nodes hold: the
+  parameters, and data that requires grad), each storage once. It leaves out what the graph
+  does not hold (gradients, optimizer state, data without grad) and the nodes' own small
+  objects, so it is a lower bound of what the process uses; but it is exact, the same on every
+  run, and drops as soon as the graph lets go. torch has no allocator counter on the CPU, and
+  the process's resident memory is no substitute: it jumps by megabytes at the first iteration
+  (code and buffers loaded on first use), moves in whole pages, and need not fall when tensors
+  are freed, so a graph growing by kilobytes per step does not show in it.
+
+torch is never imported here, except to read the CUDA counter. A node without
+`saved_tensors_info` (torch's, or the learner's) is read through its `_saved_*` attributes, as
+PyTorch exposes them: reading a freed one raises.
 A saved tensor's storage is torch's `untyped_storage()` where it has one, else the numpy array
 that `tensor.detach().numpy()` gives (its base array, when it is a view).
 """
@@ -266,3 +285,50 @@ class Ledger:
             if self.label:
                 ax.legend()
         return axes
+
+
+def graph_storage_bytes(roots):
+    """Bytes of the distinct storages the graph of `roots` keeps alive: live saved tensors, leaves."""
+    counted, total = set(), 0
+    for node in graph_nodes(roots):
+        found = [(nbytes, key) for _, _, nbytes, key in node_saved(node) if key is not None]
+        leaf = getattr(node, "variable", None)  # an AccumulateGrad holds its leaf alive
+        if leaf is not None:
+            found.append(_storage(leaf))
+        for nbytes, key in found:
+            if key not in counted:
+                counted.add(key)
+                total += nbytes
+    return total
+
+
+def memory_in_use(roots=(), device=None):
+    """The bytes to watch for out-of-memory: CUDA's allocated bytes; on the CPU, the graph's."""
+    device = _device(roots, device)
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.memory_allocated(device)
+    return graph_storage_bytes(roots)
+
+
+def memory_measure(roots=(), device=None):
+    """What memory_in_use measures for these roots or this device, in words (for a plot's axis)."""
+    device = _device(roots, device)
+    if device.startswith("cuda"):
+        return f"torch.cuda.memory_allocated({device!r})"
+    return "bytes of the storages the graph holds"
+
+
+def _device(roots, device):
+    """The device named, else that of the first root tensor (nested lists allowed), else 'cpu'."""
+    if device is not None:
+        return str(device)
+    stack = [roots]
+    while stack:
+        root = stack.pop(0)
+        if isinstance(root, (list, tuple)):
+            stack[:0] = list(root)
+        elif is_tensor(root):
+            return str(getattr(root, "device", "cpu"))
+    return "cpu"

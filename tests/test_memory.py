@@ -5,7 +5,14 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd.memory import Ledger, saved_bytes, saved_tensors
+from mini_autograd.memory import (
+    Ledger,
+    graph_storage_bytes,
+    memory_in_use,
+    memory_measure,
+    saved_bytes,
+    saved_tensors,
+)
 
 LIBS = pytest.mark.parametrize("lib", [ma, torch], ids=["mini_autograd", "torch"])
 STEPS = 6
@@ -127,3 +134,102 @@ def test_table_and_plot():
     pytest.importorskip("matplotlib").use("Agg")
     axes = ledger.plot()
     assert [len(ax.lines) for ax in axes] == [1, 1]
+
+
+# --- memory_in_use: the figure an out-of-memory error is about ----------------------------------
+
+
+@LIBS
+def test_on_the_cpu_the_graph_holds_its_saved_tensors_and_its_leaves_once(lib):
+    loss1, loss2 = two_losses(lib)  # x (32 bytes) is saved by PowBackward0 and is the leaf
+    assert memory_in_use([loss1, loss2]) == graph_storage_bytes([loss1, loss2]) == 8 + 32
+    loss1.backward()  # frees the saved tensors; the leaf x stays, held by AccumulateGrad
+    assert saved_bytes([loss1, loss2]) == 0
+    assert memory_in_use([loss1, loss2]) == 32
+
+
+@LIBS
+def test_a_leaf_that_nothing_saves_is_held_and_data_without_grad_is_not(lib):
+    x = lib.tensor(np.ones((3, 5)), requires_grad=True)
+    data = lib.tensor(np.ones((100, 5)))  # 4,000 bytes, no grad: the graph does not hold it
+    total = (x + 1).sum() + data.sum()
+    assert saved_bytes(total) == 0
+    assert memory_in_use(total) == 3 * 5 * 8
+
+
+def test_a_saved_view_counts_its_whole_storage():
+    base = torch.zeros(10, 10, requires_grad=True)  # 400 bytes
+    loss = (base[:2] * base[:2]).sum()  # two saved views into base's storage, one leaf: base
+    assert memory_in_use(loss) == 400
+
+
+def rnn_memory(lib, variant, steps=STEPS):
+    """memory_in_use before each backward of a carried tanh RNN, for three ways of carrying."""
+    lib.manual_seed(0)
+    w = lib.randn(8, 8, requires_grad=True)
+    xs = lib.randn(steps, 1, 8)
+    h, held = lib.zeros(1, 8), []
+    for x_t in xs:
+        if variant == "detach":
+            h = h.detach()
+        elif variant == "re-init":
+            h = lib.zeros(1, 8)
+        h = (h @ w + x_t).tanh()
+        loss = h.sum()
+        held.append(memory_in_use(loss))
+        loss.backward(retain_graph=variant == "retain_graph")
+    return held
+
+
+@LIBS
+def test_blind_retain_graph_grows_linearly_and_the_fixes_stay_flat(lib):
+    assert_linear(rnn_memory(lib, "retain_graph"))
+    for fix in ("detach", "re-init"):
+        held = rnn_memory(lib, fix)
+        assert held == [held[0]] * STEPS and held[0] > 0, (fix, held)
+
+
+def test_both_libraries_measure_the_same_memory_on_the_cpu():
+    for variant in ("retain_graph", "detach"):
+        assert rnn_memory(ma, variant) == rnn_memory(torch, variant)
+
+
+def test_the_cpu_measure_says_what_it_counts():
+    loss = torch.ones(2, requires_grad=True).sum()
+    assert memory_measure(loss) == memory_measure() == "bytes of the storages the graph holds"
+    assert memory_measure(device="cuda:0") == "torch.cuda.memory_allocated('cuda:0')"
+
+
+def test_on_cuda_it_reads_the_allocator(monkeypatch):
+    """Without a GPU: a CUDA device (named, or a root's) is sent to torch.cuda.memory_allocated."""
+    asked = []
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device: asked.append(device) or 512)
+    assert memory_in_use(device="cuda") == 512
+    fake_root = type("Root", (), {"grad_fn": None, "shape": (), "detach": None, "device": "cuda:1"})
+    assert memory_in_use([[fake_root()]]) == 512
+    assert asked == ["cuda", "cuda:1"]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_a_retained_carried_graph_grows_the_allocated_memory():
+    torch.manual_seed(0)
+    cell = torch.nn.LSTMCell(64, 256).cuda()
+    xs = torch.randn(STEPS, 32, 64, device="cuda")
+    allocated = {}
+    for variant in ("retain_graph", "detach"):
+        state, held = None, []
+        for x_t in xs:
+            if variant == "detach" and state is not None:
+                state = tuple(s.detach() for s in state)
+            state = cell(x_t, state)
+            loss = state[0].sum()
+            held.append(memory_in_use(loss))
+            assert held[-1] == torch.cuda.memory_allocated(loss.device)
+            loss.backward(retain_graph=variant == "retain_graph")
+        allocated[variant] = held
+        del state, loss
+    growth = np.diff(allocated["retain_graph"][1:])
+    assert (growth > 0).all()
+    assert np.ptp(allocated["detach"][1:]) < growth.min()
+    assert memory_measure(xs) == "torch.cuda.memory_allocated('cuda:0')"
