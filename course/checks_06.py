@@ -14,6 +14,7 @@ prints exactly one line: correct, "not done yet", or what is wrong in plain word
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 from unittest import mock
 
@@ -314,9 +315,11 @@ class _RetainSpy:
         return self._torch_retained or self._order.kept_graph
 
     def _torch(self, original):
+        signature = inspect.signature(original)  # backward and grad place retain_graph apart
+
         def entry(*args, **kwargs):
-            retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)
-            create = kwargs.get("create_graph", args[3] if len(args) > 3 else False)
+            given = signature.bind_partial(*args, **kwargs).arguments
+            retain, create = given.get("retain_graph"), given.get("create_graph", False)
             self._torch_retained = self._torch_retained or bool(
                 create if retain is None else retain
             )

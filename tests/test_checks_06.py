@@ -317,3 +317,17 @@ def test_clip_explains_iteration_mistakes(capsys, fn, expected):
 def test_clip_stub_is_not_done_yet(capsys):
     assert not check_clip_grad_norm(not_done)
     assert one_line(capsys).startswith("Exercise 6.4: not done yet — ")
+
+
+def test_the_retain_spy_reads_torch_autograd_grad_arguments_by_name():
+    """grad's third positional argument is grad_outputs, not retain_graph (backward's is)."""
+    from course.checks_06 import _RetainSpy
+
+    x = torch.ones(2, requires_grad=True)
+    spy = _RetainSpy()
+    with spy.watching():
+        torch.autograd.grad((x * x).sum(), x, torch.tensor(1.0))
+    assert not spy.retained
+    with spy.watching():
+        torch.autograd.grad((x * x).sum(), x, None, True)
+    assert spy.retained
