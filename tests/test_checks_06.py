@@ -321,6 +321,8 @@ def test_clip_stub_is_not_done_yet(capsys):
 
 def test_the_retain_spy_reads_torch_autograd_grad_arguments_by_name():
     """grad's third positional argument is grad_outputs, not retain_graph (backward's is)."""
+    import torch
+
     from course.checks_06 import _RetainSpy
 
     x = torch.ones(2, requires_grad=True)
