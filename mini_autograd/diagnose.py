@@ -7,11 +7,18 @@ links the old graph to the new one (a hidden state, or a target computed outside
 
 The explanation is shared with the doctor for torch programs (torch_doctor.py): both find the
 linking tensors with `carried_groups`, and word the diagnosis with `head_lines` and
-`linking_lines`, whose fixes come from FIXES, best first, by what was carried.
+`linking_lines`, whose fixes come from FIXES, best first, by what was carried: a state the loop
+gives a new value made from the old one, data or a target, a tensor computed once before the loop,
+or a tensor that two backward calls of one iteration share. Which of the last two it is, and
+whether "the previous iteration" is the right word, the lines of the two calls tell
+(`pass_between`).
 """
 
+import dis
+import functools
 import os
 import sys
+import types
 from dataclasses import dataclass
 
 from .saved import FREED_MESSAGE
@@ -49,12 +56,38 @@ FIXES = {
         "retain_graph=True only if you really need the old graph: every step then also "
         "back-propagates through all earlier steps, and memory and time per step keep growing.",
     ),
+    "computed once": (
+        "compute it inside the loop, so that every iteration records its own graph from the "
+        "parameters' current values;",
+        "not `.detach()`: the parameters it is computed from would silently stop getting "
+        "gradients through it (detach it only if they are not meant to train);",
+        "not retain_graph=True: every step would go back through the graph made from the "
+        "parameters' values before the loop (and once the optimizer changes them in place, "
+        "backward stops with an in-place error).",
+    ),
+    "one iteration": (
+        "if the first loss should not train what made it, detach it where it feeds the first "
+        "loss: e.g. `D(fake.detach())` in a GAN's discriminator step;",
+        "if the second call needs the graph through it, pass create_graph=True (e.g. a gradient "
+        "penalty: the gradient keeps its graph) or retain_graph=True to the FIRST call;",
+        "or add the losses and call backward once: `(loss1 + loss2).backward()`.",
+    ),
 }
 KIND_WORDS = {
     "data": "data or a target, not a state",
     "state": "a state carried from one iteration to the next",
+    "computed once": "computed once, before the loop",
+    "one iteration": "shared by two backward calls of one iteration",
+}
+# How the carried tensors link the two calls' graphs, by `pass_between`: "{links}" is "it links"
+# or "they link", "{feed}" "it feeds" or "they feed".
+LINK_WORDS = {
+    "previous": "{links} this iteration to the previous one",
+    "same": "{feed} both that call's graph and this one's, in one iteration",
+    None: "{links} this call's graph to the one that call went back through",
 }
 LATER = " (its value from the previous iteration)"
+SEARCH_LENGTH = 16  # the longest list, tuple or dict searched for tensors by name
 
 
 class diagnosis_mode:
@@ -112,10 +145,46 @@ def creation_site():
     return Origin("<unknown>" if frame is None else describe(frame))
 
 
+class Site(str):
+    """Where a call was made, in words ('file.py, line 12 (in train)'), knowing its frames' lines.
+
+    `lines` holds (code, line) for each frame the call ran in, outermost first: two calls' lines
+    tell whether they ran in one pass of their loop or in two (`pass_between`).
+    """
+
+    lines = ()
+
+
+def site_of(frame):
+    """The Site of a call made in `frame`."""
+    site, lines = Site(describe(frame)), []
+    while frame is not None:
+        lines.append((frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    site.lines = tuple(reversed(lines))
+    return site
+
+
 def call_site():
-    """Where the current backward()/autograd.grad() call was made."""
+    """Where the current backward()/autograd.grad() call was made (a Site)."""
     frame = next(user_frames(), None)
-    return "<unknown>" if frame is None else describe(frame)
+    return "<unknown>" if frame is None else site_of(frame)
+
+
+def pass_between(earlier, later):
+    """How the call made at Site `earlier` stands to the one at `later`, in the code they share.
+
+    In the innermost frame they share: the same line again, or a line further down, is an
+    earlier pass of the loop ("previous"); a line further up ran in the same pass ("same");
+    None when their code does not tell (two notebook cells, or no lines known).
+    """
+    earlier_lines, later_lines = getattr(earlier, "lines", ()), getattr(later, "lines", ())
+    for (code, line), (later_code, later_line) in zip(earlier_lines, later_lines):
+        if code is not later_code:
+            return None
+        if line != later_line:
+            return "same" if line < later_line else "previous"
+    return "previous" if earlier_lines and later_lines else None
 
 
 def explain_freed(node, saved):
@@ -151,8 +220,11 @@ def explain_freed(node, saved):
         return "\n".join(lines)
     roots = [n for n, _ in call.roots or () if n is not None]
     olds = carried_nodes(roots, lambda n: n._sequence_nr() < freed_by.sequence_mark, node)
-    groups = carried_groups(olds, named_tensors(Tensor), _same_line, Parameter, _origin_of)
-    lines += linking_lines(groups, freed_by, "mini_autograd")
+    named = named_tensors(Tensor)
+    groups = carried_groups(
+        olds, named, _same_line, Parameter, _origin_of, freed_by, call.site, roots
+    )
+    lines += linking_lines(groups, freed_by, "mini_autograd", call.site)
     return "\n".join(lines)
 
 
@@ -190,12 +262,14 @@ def head_lines(title, node, saved, freed_by, call=None):
     return lines
 
 
-def linking_lines(groups, freed_by, lib):
+def linking_lines(groups, freed_by, lib, site):
     """What links the failing graph to the one `freed_by` went through, and the fixes, best first.
 
     No groups: both calls go back through one graph. Otherwise one line per group of carried
-    tensors, one saying what kind they are, and the fixes for that kind.
+    tensors, one saying what kind they are, and the fixes for that kind. `site` is where the
+    failing call is made (or, for explain(), would be).
     """
+    iteration = pass_between(freed_by.site, site)
     if not groups:
         return [
             "- The graph of this call is (part of) the graph the earlier call already went back "
@@ -207,13 +281,15 @@ def linking_lines(groups, freed_by, lib):
     for group in groups:
         size = f"{group.shape} " if group.shape else ""
         if group.count == 1:
-            what, links, verb = f"a {size}tensor", "it links", "It is"
+            what, verb = f"a {size}tensor", "It is"
+            link = LINK_WORDS[iteration].format(links="it links", feed="it feeds")
         else:
-            what, links, verb = f"{group.count} {size}tensors", "they link", "They are"
+            what, verb = f"{group.count} {size}tensors", "They are"
+            link = LINK_WORDS[iteration].format(links="they link", feed="they feed")
         named = f" {verb} `{'`, `'.join(group.names)}`." if group.names else ""
         lines.append(
             f"- The new graph reaches back into {what} made by {group.node}{group.where}, before "
-            f"{freed_by!r}: {links} this iteration to the previous one.{named}"
+            f"{freed_by!r}: {link}.{named}"
         )
         lines.append(f"- {verb} {KIND_WORDS[group.kind]}: {group.reason}.")
     kinds = list(dict.fromkeys(group.kind for group in groups))
@@ -234,7 +310,7 @@ class Carried:
     shape: tuple | None
     where: str  # " at <site>", or "" where the engine does not record it
     names: list  # the learner's names for them
-    kind: str  # a key of FIXES: "data" or "state"
+    kind: str  # a key of FIXES: "state", "data", "computed once" or "one iteration"
     reason: str  # why they are that kind, in words
 
 
@@ -288,66 +364,140 @@ def output_numbers(node):
     return [nr for _, nr in node.next_functions]
 
 
-def carried_groups(olds, named, same_role, parameter_type, origin):
-    """The carried nodes `olds` as `Carried` groups: named, and said to be data or a state.
+def carried_groups(olds, named, same_role, parameter_type, origin, freed_by, site, roots):
+    """The carried nodes `olds` as `Carried` groups: named, and said what kind they are.
 
     `named` is [(name, tensor)] from the learner's code; `same_role(later, old)` says whether a
     node made after `old` plays its part (the same variable, one iteration later); `origin(node)`
-    is (shape, where) as far as the engine knows. A carried tensor is a state if the loop gives
-    its variable a new value made from it, or if its graph goes through a parameter (an instance
-    of `parameter_type`, or a leaf updated in place: its version counter moved); else it is data.
+    is (shape, where) as far as the engine knows. `freed_by` is the call that freed the graph,
+    `site` where the failing call is made, `roots` its nodes (its losses: never a variable's new
+    value). Parameters are instances of `parameter_type`, or leaves updated in place (their
+    version counter moved).
     """
     groups = {}
     for old in olds:
         groups.setdefault((old.name(), *origin(old)), []).append(old)
+    remade = [
+        (name, t.grad_fn)
+        for name, t in named
+        if t.grad_fn is not None
+        and t.grad_fn._sequence_nr() >= freed_by.sequence_mark
+        and t.grad_fn not in roots
+    ]
+    iteration = pass_between(freed_by.site, site)
     found = []
     for (node_name, shape, where), members in groups.items():
-        exact, later = set(), set()
-        for old in members:
-            names = [name for name, t in named if t.grad_fn is old]
-            exact.update(names)
-            if not names:
-                later.update(n for n, t in named if t.grad_fn and same_role(t.grad_fn, old))
+        held = sorted({name for name, t in named if any(t.grad_fn is old for old in members)})
+        later = sorted({name for name, node in remade for old in members if same_role(node, old)})
+        renewed = [name for name in held if assigned_in_loop(name, site)] or later
         leaves = {id(leaf): leaf for old in members for leaf in leaves_of(old)}.values()
         trained = [p for p in leaves if isinstance(p, parameter_type) or p._version > 0]
+        kind = _kind(later, held, renewed, trained, iteration)
         its = "its" if len(members) == 1 else "their"
-        if later or trained:
-            kind, reasons = "state", []
-            if later:
-                reasons.append(
-                    f"the loop gives `{'`, `'.join(sorted(later))}` a new value in every iteration"
-                )
-            if trained:
-                reasons.append(f"{its} graph goes through parameters (tensors the loop trains)")
-            reason = "; ".join(reasons)
-        else:
-            kind = "data"
-            sources = [
-                next((f"`{n}`" for n, t in named if t is leaf), f"a {tuple(leaf.shape)} tensor")
-                for leaf in leaves
-            ]
-            reason = f"{its} graph reaches no parameter"
-            if sources:
-                verb = "requires" if len(sources) == 1 else "require"
-                reason += f", only {', '.join(sources)}, which {verb} grad"
-        names = sorted(exact) + [name + LATER for name in sorted(later)]
+        reason = _reason(kind, its, renewed, held, trained, leaves, named)
+        names = held or [name + LATER for name in later]
         found.append(Carried(node_name, len(members), shape, where, names, kind, reason))
     return found
 
 
-def named_tensors(tensor_type, skip=(_PACKAGE_DIR,), frames=None):
-    """(name, tensor) for tensors reachable by name from the learner's frames (one level deep)."""
-    found, seen_frames = [], set()
+def _kind(later, held, renewed, trained, iteration):
+    """The key of FIXES for carried tensors (see `carried_groups` and `_reason`).
+
+    A state: the loop makes its variable's new value from it (`later`), or gives the variable
+    that holds it a new value (`renewed`), or no variable holds it now. A tensor that still has
+    its name from before the loop was computed once; two calls of one pass share theirs.
+    """
+    if later:
+        return "state"
+    if not trained:
+        return "data"
+    if iteration == "same":
+        return "one iteration"
+    return "computed once" if held and not renewed else "state"
+
+
+def _reason(kind, its, renewed, held, trained, leaves, named):
+    """Why the carried tensors are of `kind`, in words."""
+    parameters = f"{its} graph goes through parameters (tensors the loop trains)"
+    if kind == "state":
+        if not renewed:
+            return parameters
+        new_value = f"the loop gives `{'`, `'.join(renewed)}` a new value in every iteration"
+        return f"{new_value}; {parameters}" if trained else new_value
+    if kind == "computed once":
+        return f"the loop never gives `{'`, `'.join(held)}` a new value, and {parameters}"
+    if kind == "one iteration":
+        return f"both calls go back through it, and {parameters}"
+    sources = [
+        next((f"`{n}`" for n, t in named if t is leaf), f"a {tuple(leaf.shape)} tensor")
+        for leaf in leaves
+    ]
+    reason = f"{its} graph reaches no parameter"
+    if sources:
+        verb = "requires" if len(sources) == 1 else "require"
+        reason += f", only {', '.join(sources)}, which {verb} grad"
+    return reason
+
+
+def assigned_in_loop(name, site):
+    """Whether a loop around the call made at Site `site` assigns the variable of `name`.
+
+    The code tells, in the innermost frame of the call whose code uses the variable (`hidden`
+    for `hidden[0]`; attributes and dict items are left out): a loop is the code from a jump
+    back to where it lands.
+    """
+    variable = name.split("[")[0]
+    if not variable.isidentifier():
+        return False
+    for code, line in reversed(getattr(site, "lines", ())):
+        if variable in code.co_varnames + code.co_cellvars + code.co_freevars + code.co_names:
+            return variable in _stored_in_loops(code, line)
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _stored_in_loops(code, line):
+    """The variables that the loops of `code` around `line` assign to."""
+    starts, current, instructions = dict(dis.findlinestarts(code)), None, []
+    for instruction in dis.get_instructions(code):
+        current = starts.get(instruction.offset, current)
+        instructions.append((instruction, current))
+    stored = set()
+    for jump, _ in instructions:
+        start = jump.argval
+        if jump.opcode not in _JUMPS or not isinstance(start, int) or start > jump.offset:
+            continue  # not a jump back to the start of a loop
+        body = [(i, at) for i, at in instructions if start <= i.offset <= jump.offset]
+        if any(at == line for _, at in body):
+            stored.update(i.argval for i, _ in body if i.opname in _STORES)
+    return stored
+
+
+_JUMPS = set(dis.hasjrel + dis.hasjabs)
+_STORES = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF")
+
+
+def named_tensors(tensor_type, skip=(_PACKAGE_DIR,), frames=None, used_only=False):
+    """(name, tensor) for tensors reachable by name from the learner's frames (one level deep).
+
+    One level deep: in a list, tuple or dict, or an attribute of an object (`model.hidden`,
+    `state["h"][0]`). With `used_only`, only the names each frame's code uses: the quick search.
+    """
+    found, searched = [], set()
     for frame in user_frames(skip) if frames is None else frames:
-        scopes = [frame.f_locals] + (
-            [frame.f_globals] if id(frame.f_globals) not in seen_frames else []
-        )
-        seen_frames.add(id(frame.f_globals))
+        code = frame.f_code
+        used = code.co_varnames + code.co_cellvars + code.co_freevars + code.co_names
+        scopes = [frame.f_locals]
+        if frame.f_globals is not frame.f_locals:
+            scopes.append(frame.f_globals)
         for scope in scopes:
-            for name, value in list(scope.items()):
-                if name.startswith("_"):
-                    continue
-                found.extend(_tensors_in(name, value, tensor_type, depth=1))
+            if id(scope) in searched and not used_only:
+                continue
+            searched.add(id(scope))
+            wanted = [n for n in used if n in scope] if used_only else list(scope)
+            for name in wanted:
+                if not name.startswith("_"):
+                    found.extend(_search_safely(_tensors_in, name, scope[name], tensor_type, 1))
     # One name per tensor, the innermost frame's: a loop's `model`, not the script's `m` too.
     unique, names, tensors = [], set(), set()
     for name, t in found:
@@ -358,20 +508,54 @@ def named_tensors(tensor_type, skip=(_PACKAGE_DIR,), frames=None):
     return unique
 
 
+def _search_safely(search, *args):
+    """search(*args), or nothing if the learner's object fails to be read (a dead weakref.proxy)."""
+    try:
+        return search(*args)
+    except Exception:
+        return []
+
+
+# The types whose attributes are no learner's variables: modules, classes, functions, methods.
+_NOT_OBJECTS = (
+    types.ModuleType,
+    type,
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinMethodType,
+)
+
+
 def _tensors_in(name, value, tensor_type, depth):
-    if isinstance(value, tensor_type):
+    """(name, tensor) for `value` and, `depth` levels down, the tensors it holds.
+
+    It looks at type(value) only, never isinstance() or hasattr(), which can run the learner's
+    code: a config's __getattr__, or a dead weakref.proxy that raises.
+    """
+    kind = type(value)
+    if issubclass(kind, tensor_type):
         return [(name, value)]
-    if isinstance(value, (tuple, list)) and len(value) <= 8:
-        return [(f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, tensor_type)]
-    if (
-        depth > 0
-        and hasattr(value, "__dict__")
-        and not isinstance(value, type)
-        and hasattr(value, "_parameters")
-    ):
-        found = []
-        for attr, v in vars(value).items():
-            if not attr.startswith("_"):
-                found.extend(_tensors_in(f"{name}.{attr}", v, tensor_type, depth - 1))
-        return found
-    return []
+    if issubclass(kind, (tuple, list)) and len(value) <= SEARCH_LENGTH:
+        items = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        return [(n, v) for n, v in items if issubclass(type(v), tensor_type)]
+    if depth == 0 or issubclass(kind, _NOT_OBJECTS):
+        return []
+    if issubclass(kind, dict):
+        items = dict.items(value) if len(value) <= SEARCH_LENGTH else ()
+        items = [(f"{name}[{key!r}]", v) for key, v in items if type(key) in (str, int)]
+    else:
+        attributes = _attributes(value)
+        items = [(f"{name}.{a}", v) for a, v in attributes.items() if not a.startswith("_")]
+    found = []
+    for item_name, item in items:
+        found.extend(_search_safely(_tensors_in, item_name, item, tensor_type, depth - 1))
+    return found
+
+
+def _attributes(value):
+    """An object's own attributes (its instance __dict__), read without running its code."""
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except Exception:  # no __dict__ (a number, a string, a slotted object)
+        return {}
+    return dict(attributes) if type(attributes) is dict else {}

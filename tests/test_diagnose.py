@@ -147,8 +147,11 @@ def test_a_named_carried_tensor_whose_graph_goes_through_a_parameter_is_a_state(
     with ma.diagnosis_mode():
         text = second_backward_error(output_fed_back_into_the_next_step)
     assert "It is `previous`." in text
-    # `w` is a plain tensor, but the loop updates it in place: a parameter.
-    assert "- It is a state carried from one iteration to the next: its graph goes through" in text
+    # The loop assigns `previous`; `w` is a plain tensor, but the loop updates it in place.
+    assert (
+        "- It is a state carried from one iteration to the next: the loop gives `previous` a new "
+        "value in every iteration; its graph goes through parameters" in text
+    )
     assert fixes(text)[0].startswith("detach it where it is carried over")
 
 
@@ -158,3 +161,29 @@ def test_reading_a_freed_saved_tensor_is_explained():
         y.sum().backward()
         text = second_backward_error(lambda: y.grad_fn._saved_result)
     assert "ExpBackward0" in text and "read again" in text
+
+
+def weight_computed_once():
+    weight = ma.nn.Parameter(ma.randn(4, 3))
+    scaled = weight * 2  # computed once, before the loop
+    for _ in range(2):
+        (ma.randn(5, 4) @ scaled).pow(2).mean().backward()
+
+
+def a_tensor_two_calls_share():
+    layer = ma.nn.Linear(2, 3)
+    shared = layer(ma.randn(4, 2))
+    shared.sum().backward()
+    (shared * 2).sum().backward()
+
+
+def test_what_the_carried_tensor_is_tells_the_fixes():
+    with ma.diagnosis_mode():
+        once = second_backward_error(weight_computed_once)
+        shared = second_backward_error(a_tensor_two_calls_share)
+    assert "it links this iteration to the previous one. It is `scaled`." in once
+    assert "- It is computed once, before the loop: the loop never gives `scaled` a new" in once
+    assert fixes(once)[0].startswith("compute it inside the loop")
+    assert "in one iteration. It is `shared`." in shared and "previous" not in shared
+    assert "- It is shared by two backward calls of one iteration" in shared
+    assert fixes(shared)[0].startswith("if the first loss should not train what made it")
