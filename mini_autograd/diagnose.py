@@ -17,6 +17,7 @@ whether "the previous iteration" is the right word, the lines of the two calls t
 import dis
 import functools
 import os
+import re
 import sys
 import types
 from dataclasses import dataclass
@@ -79,8 +80,8 @@ KIND_WORDS = {
     "computed once": "computed once, before the loop",
     "one iteration": "shared by two backward calls of one iteration",
 }
-# How the carried tensors link the two calls' graphs, by `pass_between`: "{links}" is "it links"
-# or "they link", "{feed}" "it feeds" or "they feed".
+# How the carried tensors link the two calls' graphs (see `_when`): "{links}" is "it links" or
+# "they link", "{feed}" "it feeds" or "they feed".
 LINK_WORDS = {
     "previous": "{links} this iteration to the previous one",
     "same": "{feed} both that call's graph and this one's, in one iteration",
@@ -224,7 +225,7 @@ def explain_freed(node, saved):
     groups = carried_groups(
         olds, named, _same_line, Parameter, _origin_of, freed_by, call.site, roots
     )
-    lines += linking_lines(groups, freed_by, "mini_autograd", call.site)
+    lines += linking_lines(groups, freed_by, "mini_autograd")
     return "\n".join(lines)
 
 
@@ -262,14 +263,12 @@ def head_lines(title, node, saved, freed_by, call=None):
     return lines
 
 
-def linking_lines(groups, freed_by, lib, site):
+def linking_lines(groups, freed_by, lib):
     """What links the failing graph to the one `freed_by` went through, and the fixes, best first.
 
     No groups: both calls go back through one graph. Otherwise one line per group of carried
-    tensors, one saying what kind they are, and the fixes for that kind. `site` is where the
-    failing call is made (or, for explain(), would be).
+    tensors, one saying what kind they are, and the fixes for that kind.
     """
-    iteration = pass_between(freed_by.site, site)
     if not groups:
         return [
             "- The graph of this call is (part of) the graph the earlier call already went back "
@@ -282,10 +281,10 @@ def linking_lines(groups, freed_by, lib, site):
         size = f"{group.shape} " if group.shape else ""
         if group.count == 1:
             what, verb = f"a {size}tensor", "It is"
-            link = LINK_WORDS[iteration].format(links="it links", feed="it feeds")
+            link = LINK_WORDS[group.when].format(links="it links", feed="it feeds")
         else:
             what, verb = f"{group.count} {size}tensors", "They are"
-            link = LINK_WORDS[iteration].format(links="they link", feed="they feed")
+            link = LINK_WORDS[group.when].format(links="they link", feed="they feed")
         named = f" {verb} `{'`, `'.join(group.names)}`." if group.names else ""
         lines.append(
             f"- The new graph reaches back into {what} made by {group.node}{group.where}, before "
@@ -312,6 +311,7 @@ class Carried:
     names: list  # the learner's names for them
     kind: str  # a key of FIXES: "state", "data", "computed once" or "one iteration"
     reason: str  # why they are that kind, in words
+    when: str | None  # a key of LINK_WORDS: how they link the two calls
 
 
 def carried_nodes(roots, is_old, failing=None):
@@ -396,16 +396,18 @@ def carried_groups(olds, named, same_role, parameter_type, origin, freed_by, sit
         its = "its" if len(members) == 1 else "their"
         reason = _reason(kind, its, renewed, held, trained, leaves, named)
         names = held or [name + LATER for name in later]
-        found.append(Carried(node_name, len(members), shape, where, names, kind, reason))
+        when = _when(kind, later, iteration)
+        found.append(Carried(node_name, len(members), shape, where, names, kind, reason, when))
     return found
 
 
 def _kind(later, held, renewed, trained, iteration):
     """The key of FIXES for carried tensors (see `carried_groups` and `_reason`).
 
-    A state: the loop makes its variable's new value from it (`later`), or gives the variable
-    that holds it a new value (`renewed`), or no variable holds it now. A tensor that still has
-    its name from before the loop was computed once; two calls of one pass share theirs.
+    A state if the loop makes a variable's new value from it (`later`). Else, with no parameter
+    in its graph, data; with one: shared by two calls of one pass through the code; still held
+    by a variable that no loop around the call assigns (`renewed` is empty), computed once;
+    held by one the loop assigns, or by none at all now, a state.
     """
     if later:
         return "state"
@@ -414,6 +416,16 @@ def _kind(later, held, renewed, trained, iteration):
     if iteration == "same":
         return "one iteration"
     return "computed once" if held and not renewed else "state"
+
+
+def _when(kind, later, iteration):
+    """How carried tensors link the two calls (a key of LINK_WORDS): "previous" where a loop
+    made a variable's new value from them, or where the calls' lines tell an earlier pass."""
+    if later:
+        return "previous"
+    if kind == "one iteration":
+        return "same"
+    return "previous" if iteration == "previous" else None
 
 
 def _reason(kind, its, renewed, held, trained, leaves, named):
@@ -442,13 +454,14 @@ def _reason(kind, its, renewed, held, trained, leaves, named):
 def assigned_in_loop(name, site):
     """Whether a loop around the call made at Site `site` assigns the variable of `name`.
 
-    The code tells, in the innermost frame of the call whose code uses the variable (`hidden`
-    for `hidden[0]`; attributes and dict items are left out): a loop is the code from a jump
-    back to where it lands.
+    `hidden[0]` is an item of the variable `hidden`; an attribute or a dict item is no variable
+    (False). The code tells, in the innermost frame of the call whose code uses the variable: a
+    loop is the code from a jump back to where it lands.
     """
-    variable = name.split("[")[0]
-    if not variable.isidentifier():
+    variable = re.fullmatch(r"(\w+)(\[\d+\])?", name)
+    if variable is None:
         return False
+    variable = variable[1]
     for code, line in reversed(getattr(site, "lines", ())):
         if variable in code.co_varnames + code.co_cellvars + code.co_freevars + code.co_names:
             return variable in _stored_in_loops(code, line)

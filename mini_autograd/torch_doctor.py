@@ -311,8 +311,8 @@ def _diagnosis(call, roots):
             "",
             f"Diagnosis ({TITLE}):",
             f"- The failing call is {call}. The doctor saw no earlier call free a saved tensor of"
-            " its graph: that call was made before the doctor was on (or a custom"
-            " autograd.Function saved the tensor, which the doctor cannot see).",
+            " its graph: that call was made before the doctor was on, or through a name imported"
+            " before it (`from torch.autograd import grad`), which the doctor cannot see.",
             _START_EARLIER,
         ]
     node, attribute = _newest(freed)
@@ -351,7 +351,7 @@ def _linking(roots, earlier, site, failing=None):
         site,
         roots,
     )
-    return diagnose.linking_lines(groups, earlier, "torch", site)
+    return diagnose.linking_lines(groups, earlier, "torch")
 
 
 def _reaches_stamped(start):

@@ -340,8 +340,25 @@ def test_explain_before_a_backward_that_would_fail():
     text = repr(report)
     assert text.startswith("What backward from `loss` would meet (mini_autograd doctor):\n")
     assert re.search(r"- It would fail: MulBackward0 needs its saved `\w+`, already freed by", text)
-    assert "It is `y_train`." in text
+    # No loop, no variable renewed: nothing says it is an iteration.
+    assert (
+        "it links this call's graph to the one that call went back through. It is `y_train`."
+        in text
+    )
     assert fixes(text)[0].startswith("build it without recording")
+
+
+def test_explain_a_state_carried_between_two_epochs_written_out():
+    with ma.doctor():
+        torch.manual_seed(0)
+        model, wave = LSTMpred(1, 4), torch.tensor(SERIES)
+        torch.nn.functional.mse_loss(model(wave[:10]), wave[1:11, None]).backward()  # epoch 0
+        loss = torch.nn.functional.mse_loss(model(wave[:10]), wave[1:11, None])  # epoch 1
+        text = repr(ma.doctor.explain(loss))
+    assert (
+        "they link this iteration to the previous one. They are `model.hidden[0] (its value from "
+        "the previous iteration)`" in text
+    )
 
 
 def test_explain_a_fresh_graph_and_a_retained_carried_state():
@@ -608,6 +625,34 @@ def test_a_variable_given_each_iterations_new_value_is_a_state():
         "value in every iteration; its graph goes through parameters" in text
     )
     assert fixes(text)[0].startswith("detach it where it is carried over")
+
+
+class Scale(torch.autograd.Function):
+    """x * 2, saving x with ctx.save_for_backward as custom Functions do."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 + 0 * x
+
+
+def state_through_a_custom_function(steps=3):
+    """A state carried through a custom autograd.Function, never detached."""
+    w, h = torch.ones(3, requires_grad=True), torch.zeros(3)
+    for _ in range(steps):
+        h = Scale.apply(h + w)
+        h.sum().backward()
+
+
+def test_a_custom_functions_saved_tensors_are_seen():
+    text = doctor_text(state_through_a_custom_function)
+    assert "The node that needs the freed tensor is ScaleBackward; it saved `saved_tensors`" in text
+    assert "It is `h (its value from the previous iteration)`." in text
 
 
 # --- Which call freed it --------------------------------------------------------------------------
