@@ -57,6 +57,25 @@ def verdict(check_fn: Callable[..., bool]) -> Callable[..., Verdict]:
     return run
 
 
+class Feedback(Exception):
+    """A plain-words verdict about the learner's code, raised by a check body, printed as one line."""
+
+
+def run_check(exercise_id: str, hint: str, body: Callable[[], str]) -> bool:
+    """Run `body()`; print one line (correct, not done yet, or the problem); return success."""
+    label = f"Exercise {exercise_id}"
+    try:
+        message = body()
+    except NotImplementedError:
+        print(f"{label}: not done yet — {hint}")
+        return False
+    except Feedback as problem:
+        print(f"{label}: {problem}")
+        return False
+    print(f"{label}: correct ✓ — {message}")
+    return True
+
+
 def not_done(exercise_id: str, hint: str) -> bool:
     """Print the one "not done yet" line of an unfilled exercise; return False."""
     print(f"Exercise {exercise_id}: not done yet — {hint}")

@@ -24,11 +24,13 @@ import torch
 import mini_autograd as ma
 import mini_autograd.nn.utils as ma_utils
 from course.check import (
+    Feedback,
     StepOrder,
     counting_data_reads,
     data_note,
     describe_error,
     first_line,
+    run_check,
     tensor_note,
     verdict,
     zero_grad_problem,
@@ -36,25 +38,6 @@ from course.check import (
 
 GATES = "ifgo"
 ATOL, RTOL = 1e-5, 1e-4
-
-
-class Feedback(Exception):
-    """A plain-words verdict about the learner's code, printed as one line."""
-
-
-def _run_check(exercise_id, hint, body):
-    """Run `body()`; print one line (correct, not done yet, or the problem); return success."""
-    label = f"Exercise {exercise_id}"
-    try:
-        message = body()
-    except NotImplementedError:
-        print(f"{label}: not done yet — {hint}")
-        return False
-    except Feedback as problem:
-        print(f"{label}: {problem}")
-        return False
-    print(f"{label}: correct ✓ — {message}")
-    return True
 
 
 def _call(fn, *args):
@@ -232,7 +215,7 @@ def check_lstm_step(lstm_step):
             "torch.nn.LSTM."
         )
 
-    return _run_check("6.1", LSTM_HINT, body)
+    return run_check("6.1", LSTM_HINT, body)
 
 
 # --- 6.2: the regression loop -------------------------------------------------------------------
@@ -386,7 +369,7 @@ def check_regression_loop(train_regression, n_epochs=5):
                 )
         return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
 
-    return _run_check(
+    return run_check(
         "6.2",
         "copy the broken loop and change what makes y_train carry a graph from one epoch to the next",
         body,
@@ -532,7 +515,7 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
             + notes
         )
 
-    return _run_check(
+    return run_check(
         "6.3",
         "loop over the chunks; detach the carried state, forward, loss, zero_grad, backward, step",
         body,
@@ -684,7 +667,7 @@ def check_clip_grad_norm(clip_grad_norm):
             "and trains an LSTM with the same losses."
         )
 
-    return _run_check(
+    return run_check(
         "6.4",
         "total = sqrt of the sum of every gradient's squared entries; if it exceeds max_norm, "
         "multiply every gradient in place by max_norm / (total + 1e-6); return total",

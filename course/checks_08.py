@@ -18,29 +18,10 @@ import numpy as np
 import torch
 
 import mini_autograd as ma
-from course.check import describe_error, tensor_note, verdict
+from course.check import Feedback, describe_error, run_check, tensor_note, verdict
 
 ATOL, RTOL = 1e-6, 1e-5
 LR, SMOOTH = 0.05, 0.1
-
-
-class Feedback(Exception):
-    """A plain-words verdict about the learner's code, printed as one line."""
-
-
-def _run_check(exercise_id, hint, body):
-    """Run `body()`; print one line (correct, not done yet, or the problem); return success."""
-    label = f"Exercise {exercise_id}"
-    try:
-        message = body()
-    except NotImplementedError:
-        print(f"{label}: not done yet — {hint}")
-        return False
-    except Feedback as problem:
-        print(f"{label}: {problem}")
-        return False
-    print(f"{label}: correct ✓ — {message}")
-    return True
 
 
 # --- The loop, its data and its model -------------------------------------------------------------
@@ -157,7 +138,7 @@ def check_linking_tensor(linking_tensor):
             "in its diagnosis"
         )
 
-    return _run_check(
+    return run_check(
         "8.1",
         "run the broken loop under `with ma.doctor():` and return the name that follows 'It is'",
         body,
@@ -327,7 +308,7 @@ def check_fixed_loop(train_smooth):
             "and change only what carries the graph into the next step"
         )
 
-    return _run_check(
+    return run_check(
         "8.2",
         "copy broken_train and change the one line that carries a graph into the next step",
         body,
