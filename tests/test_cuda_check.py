@@ -128,7 +128,7 @@ def test_marked_tests_are_counted(tmp_path, monkeypatch):
     assert not result.ok
     assert result.summary == "1 passed, 1 failed, 0 errors, 1 skipped (pytest -m cuda)"
     # (junit's class name for the test depends on the rootdir pytest picks, so match the name)
-    assert any(line.startswith("failed:") and "test_fails" in line for line in result.details)
+    assert any("test_fails" in line for line in result.details)
 
 
 # The chapters: CUDA cells found, executed in a fresh kernel, and judged.
