@@ -76,6 +76,21 @@ def run_check(exercise_id: str, hint: str, body: Callable[[], str]) -> bool:
     return True
 
 
+def losses_of(result: Any, n: int, per: str, named: str = "") -> list[float]:
+    """The learner's result as a list of n floats (one per `per`), or Feedback saying why not."""
+    if result is None:
+        raise Feedback(f"your function returned None; return the list of the {n} {named}losses")
+    try:
+        values = [float(v.item() if hasattr(v, "item") else v) for v in result]
+    except (TypeError, ValueError):
+        raise Feedback(
+            f"return a list of {n} losses (floats, e.g. loss.item()), not {type(result).__name__}"
+        ) from None
+    if len(values) != n:
+        raise Feedback(f"expected {n} losses, one per {per}, got {len(values)}")
+    return values
+
+
 def not_done(exercise_id: str, hint: str) -> bool:
     """Print the one "not done yet" line of an unfilled exercise; return False."""
     print(f"Exercise {exercise_id}: not done yet — {hint}")

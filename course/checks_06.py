@@ -30,6 +30,7 @@ from course.check import (
     data_note,
     describe_error,
     first_line,
+    losses_of,
     run_check,
     tensor_note,
     verdict,
@@ -249,21 +250,6 @@ def reference_regression(lib, x_np, noise_np, start, n_epochs=5, lr=0.1):
     return losses
 
 
-def _losses(result, n, what):
-    """The learner's result as a list of n floats, or Feedback."""
-    if result is None:
-        raise Feedback(f"your function returned None; return the list of the {n} {what} losses")
-    try:
-        values = [float(v.item() if hasattr(v, "item") else v) for v in result]
-    except (TypeError, ValueError):
-        raise Feedback(
-            f"return a list of {n} losses (floats, e.g. loss.item()), not {type(result).__name__}"
-        ) from None
-    if len(values) != n:
-        raise Feedback(f"expected {n} losses, one per {what}, got {len(values)}")
-    return values
-
-
 def _first_difference(got, expected, what):
     for k, (a, b) in enumerate(zip(got, expected)):
         if not np.isclose(a, b, atol=ATOL, rtol=RTOL):
@@ -351,7 +337,7 @@ def check_regression_loop(train_regression, n_epochs=5):
                     raise Feedback(
                         f"with {lib.__name__} your code raised {describe_error(error)}"
                     ) from None
-            losses = _losses(result, n_epochs, "epoch")
+            losses = losses_of(result, n_epochs, per="epoch", named=f"{'epoch'} ")
             note = note or tensor_note(result)
             if spy.retained:
                 raise Feedback(
@@ -479,7 +465,7 @@ def check_tbptt(train_tbptt, windows=(5, 8)):
                 raise Feedback(
                     f"window {window}: your code raised {describe_error(error)}"
                 ) from None
-            losses = _losses(result, n, "chunk")
+            losses = losses_of(result, n, per="chunk", named=f"{'chunk'} ")
             problem = _first_difference(losses, expected, "chunk")
             if problem is None:
                 notes = notes or tensor_note(result) + data_note(data.reads)

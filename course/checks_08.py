@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 import mini_autograd as ma
-from course.check import Feedback, describe_error, run_check, tensor_note, verdict
+from course.check import Feedback, describe_error, losses_of, run_check, tensor_note, verdict
 
 ATOL, RTOL = 1e-6, 1e-5
 LR, SMOOTH = 0.05, 0.1
@@ -189,21 +189,6 @@ RETAIN_WORDS = (
 )
 
 
-def _losses(result, n):
-    """The learner's result as a list of n floats, or Feedback."""
-    if result is None:
-        raise Feedback(f"your function returned None; return the list of the {n} losses")
-    try:
-        values = [float(v.item() if hasattr(v, "item") else v) for v in result]
-    except (TypeError, ValueError):
-        raise Feedback(
-            f"return a list of {n} losses (floats, e.g. loss.item()), not {type(result).__name__}"
-        ) from None
-    if len(values) != n:
-        raise Feedback(f"expected {n} losses, one per step, got {len(values)}")
-    return values
-
-
 def _first_difference(got, expected):
     for k, (a, b) in enumerate(zip(got, expected)):
         if not np.isclose(a, b, atol=ATOL, rtol=RTOL):
@@ -293,7 +278,7 @@ def check_fixed_loop(train_smooth):
                 "time per step grow with every step (chapter 08, section 8). Carry the previous "
                 "prediction without its graph instead (`previous = prediction.detach()`)"
             )
-        losses = _losses(result, len(expected))
+        losses = losses_of(result, len(expected), per="step")
         problem = _first_difference(losses, expected)
         if problem is None:
             return (
