@@ -247,7 +247,7 @@ def mixed_libraries(error: BaseException) -> str | None:
     way round) in plain words, or None when it does not."""
     text = str(error)
     if isinstance(error, AttributeError) and any(
-        f"'{name}'" in text for name in ("_data", "_version_owner", "_own_version")
+        f"'{name}'" in text for name in ("_data", "_view_base", "_version_counter")
     ):
         return f"a torch tensor reached a mini_autograd function (`ma.`): {MIXED_LIBRARIES}"
     if isinstance(error, TypeError) and "must be Tensor, not Tensor" in text:
@@ -328,7 +328,7 @@ class StepOrder:
     def _spy(self, event: str, original: Callable) -> Callable:
         def spy(*args: Any, **kwargs: Any) -> Any:
             self.events.append(event)
-            if event == "backward":  # run_backward(roots, root_grads, keep_graph, ...)
+            if event == "backward":  # run_backward(roots, root_grads, retain_graph, ...)
                 self.kept_graph = self.kept_graph or bool(args[2] if len(args) > 2 else False)
             return original(*args, **kwargs)
 

@@ -52,16 +52,16 @@ class _Passes:
     """Spy on the engine: every backward pass (backward or autograd.grad) it runs, in order."""
 
     def __init__(self, measure=False):
-        self.keep_graph = []  # retain_graph of each pass
+        self.retain_graph = []  # retain_graph of each pass
         self.held = []  # saved bytes of the graph at the start of each pass (measure=True)
         self.measure = measure
         self._original = engine.run_backward
 
-    def __call__(self, roots, root_grads, keep_graph, *args, **kwargs):
-        self.keep_graph.append(bool(keep_graph))
+    def __call__(self, roots, root_grads, retain_graph, *args, **kwargs):
+        self.retain_graph.append(bool(retain_graph))
         if self.measure:
             self.held.append(saved_bytes(list(roots)))
-        return self._original(roots, root_grads, keep_graph, *args, **kwargs)
+        return self._original(roots, root_grads, retain_graph, *args, **kwargs)
 
     @contextlib.contextmanager
     def watching(self):
@@ -155,7 +155,7 @@ def check_can_backward_twice(can_backward_twice):
             return _not_done(label, hint)
         except Exception as error:
             return _raised(label, error, f"on {text}")
-        if passes.keep_graph:
+        if passes.retain_graph:
             return _wrong(
                 label,
                 f"on {text}, your function ran a backward pass to find out; answer from the graph "
@@ -233,15 +233,15 @@ def check_one_backward(one_backward):
                 f"through the shared trunk. Hint: {hint}.",
             )
         return _raised(label, error, "with mini_autograd")
-    if not passes.keep_graph:
+    if not passes.retain_graph:
         return _wrong(label, f"your function never ran a backward pass. Hint: {hint}.")
-    if len(passes.keep_graph) > 1:
+    if len(passes.retain_graph) > 1:
         return _wrong(
             label,
-            f"your function ran {len(passes.keep_graph)} backward passes; one pass over the "
+            f"your function ran {len(passes.retain_graph)} backward passes; one pass over the "
             f"shared trunk is enough. Hint: {hint}.",
         )
-    if passes.keep_graph[0]:
+    if passes.retain_graph[0]:
         return _wrong(
             label,
             "your single pass still keeps the graph (retain_graph=True); with one pass nothing "
@@ -330,7 +330,7 @@ def check_fixed_loop(train):
     except NotImplementedError:
         return _not_done(label, hint)
     except Exception as error:
-        step = len(passes.keep_graph)
+        step = len(passes.retain_graph)
         if _is_freed_error(error):
             return _wrong(
                 label,
@@ -339,16 +339,16 @@ def check_fixed_loop(train):
             )
         return _raised(label, error, f"at step {step} of your loop, with mini_autograd")
     steps = len(data.xs)
-    if len(passes.keep_graph) != steps:
+    if len(passes.retain_graph) != steps:
         return _wrong(
             label,
-            f"your loop ran {len(passes.keep_graph)} backward passes for {steps} steps; keep one "
+            f"your loop ran {len(passes.retain_graph)} backward passes for {steps} steps; keep one "
             "per step.",
         )
-    if any(passes.keep_graph):
+    if any(passes.retain_graph):
         return _wrong(
             label,
-            f"your loop still passes retain_graph=True ({sum(passes.keep_graph)} of {steps} "
+            f"your loop still passes retain_graph=True ({sum(passes.retain_graph)} of {steps} "
             "steps); once nothing is carried over, no step needs it.",
         )
     held = passes.held

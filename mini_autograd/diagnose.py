@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .saved import FREED_MESSAGE
 
 
-class State:
+class DiagnosisMode:
     enabled = False
 
 
@@ -95,18 +95,18 @@ class diagnosis_mode:
     """Context manager: inside it, mini_autograd explains freed-graph errors in plain words."""
 
     def __enter__(self):
-        self.previous = State.enabled
-        State.enabled = True
+        self.previous = DiagnosisMode.enabled
+        DiagnosisMode.enabled = True
         return self
 
     def __exit__(self, *exc):
-        State.enabled = self.previous
+        DiagnosisMode.enabled = self.previous
         return False
 
 
 def set_diagnosis_mode(enabled):
     """Switch diagnosis mode on or off for everything that follows."""
-    State.enabled = bool(enabled)
+    DiagnosisMode.enabled = bool(enabled)
 
 
 class Origin:
@@ -190,7 +190,7 @@ def pass_between(earlier, later):
 
 def explain_freed(node, saved):
     """The freed-tensor error text: PyTorch's message, plus the diagnosis when the mode is on."""
-    if not State.enabled:
+    if not DiagnosisMode.enabled:
         return FREED_MESSAGE
     from .nn import Parameter
     from .tensor import Tensor

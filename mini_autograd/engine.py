@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import diagnose
-from .grad_mode import _State
+from .grad_mode import GradMode
 from .node import AccumulateGrad, GradientEdge, _sequence_numbers, edge_of
 from .tensor import RetainGradHook, Tensor
 
@@ -63,12 +63,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = None if inputs is None else _inputs_tuple(inputs, "backward")
     tensors = _as_tuple(tensors)
     grads = _make_grads(tensors, grad_tensors)
-    keep_graph = create_graph if retain_graph is None else retain_graph
+    retain_graph = create_graph if retain_graph is None else retain_graph
     _check_outputs(tensors, grads)
     targets = None if inputs is None else [_input_edge(x, accumulate_grad=True) for x in inputs]
     if create_graph:
         warn_once(CREATE_GRAPH_CYCLE_WARNING)
-    run_backward(tensors, grads, keep_graph, create_graph, targets)
+    run_backward(tensors, grads, retain_graph, create_graph, targets)
 
 
 def grad(
@@ -98,10 +98,10 @@ def grad(
             "row of grad_outputs instead."
         )
     grads = _make_grads(outputs, grad_outputs)
-    keep_graph = create_graph if retain_graph is None else retain_graph
+    retain_graph = create_graph if retain_graph is None else retain_graph
     _check_outputs(outputs, grads)
     targets = [_input_edge(x, accumulate_grad=False) for x in inputs_tuple]
-    result = run_backward(outputs, grads, keep_graph, create_graph, targets, accumulate_grad=False)
+    result = run_backward(outputs, grads, retain_graph, create_graph, targets, accumulate_grad=False)
     for i, g in enumerate(result):
         if g is None and not allow_unused:
             raise RuntimeError(
@@ -117,7 +117,7 @@ def grad(
     return tuple(result)
 
 
-def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, accumulate_grad=True):
+def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, accumulate_grad=True):
     """Run the graph from `roots`; with `targets` (edges), only the nodes that lead to them.
 
     backward() (accumulate_grad) runs every node on the way, the targets' own nodes included, so
@@ -126,7 +126,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, accu
     """
     root_edges = [edge_of(t) for t in roots]
     call = BackwardCall(next(_call_numbers), "backward" if accumulate_grad else "autograd.grad")
-    if diagnose.State.enabled:
+    if diagnose.DiagnosisMode.enabled:
         call.site, call.roots, call.sequence_mark = (
             diagnose.call_site(),
             root_edges,
@@ -145,7 +145,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, accu
         if dependencies.get(node, 0) == 0 and (wanted is None or node in wanted):
             heapq.heappush(ready, (-node._sequence, next(order), node))
 
-    previous_mode, _State.enabled = _State.enabled, create_graph
+    previous_mode, GradMode.enabled = GradMode.enabled, create_graph
     previous_call, diagnose.current_call = diagnose.current_call, call  # calls can nest
     try:
         while ready:
@@ -161,7 +161,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, accu
                 outputs = node.apply(*grads)
             if node._hooks:
                 outputs = _run_post_hooks(node, outputs, grads)
-            if not keep_graph and node._saved is not None:
+            if not retain_graph and node._saved is not None:
                 node.release_saved(call)
             for (next_node, nr), g in zip(node.next_functions, outputs):
                 if next_node is None or (wanted is not None and next_node not in wanted):
@@ -173,7 +173,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, targets=None, accu
                 if remaining == 0:
                     heapq.heappush(ready, (-next_node._sequence, next(order), next_node))
     finally:
-        _State.enabled = previous_mode
+        GradMode.enabled = previous_mode
         diagnose.current_call = previous_call
         call.graph = None
     return captured

@@ -3,13 +3,15 @@
 import functools
 
 
-class _State:
+class GradMode:
+    """The grad-mode state: `GradMode.enabled` is True while operations record the graph."""
+
     enabled = True
 
 
 def is_grad_enabled():
     """True when operations record backward nodes (the default)."""
-    return _State.enabled
+    return GradMode.enabled
 
 
 class _GradModeContext:
@@ -18,12 +20,12 @@ class _GradModeContext:
     mode = True
 
     def __enter__(self):
-        self.prev = _State.enabled
-        _State.enabled = self.mode
+        self.prev = GradMode.enabled
+        GradMode.enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        _State.enabled = self.prev
+        GradMode.enabled = self.prev
         return False
 
     def __call__(self, fn):
@@ -91,8 +93,8 @@ class set_grad_enabled(_GradModeContext):
 
     def __init__(self, mode):
         self.mode = bool(mode)
-        self.prev = _State.enabled
-        _State.enabled = self.mode
+        self.prev = GradMode.enabled
+        GradMode.enabled = self.mode
 
     def __enter__(self):
         return self

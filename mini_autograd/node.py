@@ -55,7 +55,7 @@ class Node:
         self._pre_hooks = None
         self._hooks = None
         self._metadata = None
-        self._origin = diagnose.creation_site() if diagnose.State.enabled else None
+        self._origin = diagnose.creation_site() if diagnose.DiagnosisMode.enabled else None
 
     def name(self):
         """PyTorch's name for this node, e.g. 'MulBackward0'."""
@@ -226,7 +226,7 @@ class GradientEdge(NamedTuple):
 def edge_of(tensor):
     """The edge a gradient for `tensor` flows into: (grad_fn, output_nr), or its AccumulateGrad."""
     # The slot, read directly; a view's grad_fn property may first remake it (Tensor.grad_fn).
-    node = tensor._grad_fn if tensor._version_owner is None else tensor.grad_fn
+    node = tensor._grad_fn if tensor._view_base is None else tensor.grad_fn
     if node is not None:
         return (node, tensor._output_nr)
     if tensor.requires_grad:

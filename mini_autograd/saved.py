@@ -76,8 +76,8 @@ class SavedTensor:
     )
 
     def __init__(self, tensor, is_output=False):
-        owner = tensor._version_owner
-        version_box = (tensor if owner is None else owner)._own_version
+        owner = tensor._view_base
+        version_box = (tensor if owner is None else owner)._version_counter
         self._version = version_box[0]
         self._is_output = is_output
         self.nbytes = tensor._data.nbytes
@@ -108,7 +108,7 @@ class SavedTensor:
         tensor = self._value
         if self._is_output:
             tensor = Tensor._make(self._value)
-            tensor._own_version = self._version_box
+            tensor._version_counter = self._version_box
         with no_grad():
             self._value = pack_hook(tensor)
         self._unpack, self._version_box = unpack_hook, None
@@ -130,7 +130,7 @@ class SavedTensor:
             return self._unpack(self._value)
         if self._is_output:
             unpacked = Tensor._make(self._value, True, node, self._output_nr)
-            unpacked._own_version = self._version_box
+            unpacked._version_counter = self._version_box
             if self._version_box[0] != self._version:
                 raise version_error(unpacked, self._version, type(node).__name__)
             return unpacked

@@ -52,7 +52,7 @@ class Tensor:
 
     `_data` is the numpy array holding the values; `grad_fn` is the node that made this tensor
     (None for a leaf); `_version` counts in-place changes so backward can tell when a saved
-    tensor was modified. Views share the version of the tensor they look into (`_version_owner`).
+    tensor was modified. Views share the version of the tensor they look into (`_view_base`).
     The operators and operation methods (`+`, `exp`, `sum`...) are attached in ops/methods.py.
     """
 
@@ -64,10 +64,10 @@ class Tensor:
         "_output_nr",
         "_hooks",
         "_accumulator",
-        "_version_owner",
-        "_view_version",
+        "_view_base",
+        "_base_version_at_view",
         "_view_made_in_no_grad",
-        "_own_version",
+        "_version_counter",
         "__weakref__",
     )
 
@@ -101,8 +101,8 @@ class Tensor:
         t._output_nr = output_nr
         t._hooks = None
         t._accumulator = None
-        t._version_owner = None
-        t._own_version = [0]  # a box, so saved outputs can watch it without holding the tensor
+        t._view_base = None
+        t._version_counter = [0]  # a box, so saved outputs can watch it without holding the tensor
         return t
 
     # --- what the tensor is ------------------------------------------------------------------
@@ -183,8 +183,8 @@ class Tensor:
     def grad_fn(self):
         """The node that made this tensor (None for a leaf). A view's is remade, as PyTorch does,
         once its base changed in place after it was made (ops/inplace.py, view_history)."""
-        base = self._version_owner
-        if base is not None and self._view_version != base._own_version[0]:
+        base = self._view_base
+        if base is not None and self._base_version_at_view != base._version_counter[0]:
             from .ops.inplace import view_history
 
             view_history(self)
@@ -201,12 +201,12 @@ class Tensor:
 
     @property
     def _version(self):
-        owner = self._version_owner
-        return (self if owner is None else owner)._own_version[0]
+        owner = self._view_base
+        return (self if owner is None else owner)._version_counter[0]
 
     def _bump_version(self):
-        owner = self._version_owner
-        (self if owner is None else owner)._own_version[0] += 1
+        owner = self._view_base
+        (self if owner is None else owner)._version_counter[0] += 1
 
     # --- gradients -------------------------------------------------------------------------
     @property
@@ -248,13 +248,13 @@ class Tensor:
     def detach(self):
         """The same data, cut from the graph (shares memory and the version counter)."""
         t = Tensor._make(self._data)
-        owner = self if self._version_owner is None else self._version_owner
-        t._own_version = owner._own_version  # the same counter, but not a view for autograd
+        owner = self if self._view_base is None else self._view_base
+        t._version_counter = owner._version_counter  # the same counter, but not a view for autograd
         return t
 
     def detach_(self):
         """Cut this tensor from the graph in place; returns self."""
-        if self._version_owner is not None:
+        if self._view_base is not None:
             raise RuntimeError(DETACH_VIEW_ERROR)
         self.grad_fn = None
         self.requires_grad = False
@@ -446,8 +446,8 @@ def _init(t, data, requires_grad, grad_fn):
     t._output_nr = 0
     t._hooks = None
     t._accumulator = None
-    t._version_owner = None
-    t._own_version = [0]  # a box, so saved outputs can watch it without holding the tensor
+    t._view_base = None
+    t._version_counter = [0]  # a box, so saved outputs can watch it without holding the tensor
 
 
 class RetainGradHook:

@@ -35,7 +35,7 @@ def two_losses():
 
 
 def test_off_by_default_gives_pytorchs_exact_message():
-    assert not ma.diagnose.State.enabled
+    assert not ma.diagnose.DiagnosisMode.enabled
     assert second_backward_error(two_losses) == FREED_MESSAGE
 
 

@@ -597,10 +597,10 @@ def test_a_tensor_two_calls_of_one_iteration_share_gets_their_fixes(program, nam
     assert f"in one iteration. It is `{name}`." in text
     assert "- It is shared by two backward calls of one iteration: both calls go back" in text
     assert "previous" not in text
-    detach, keep_graph, add = fixes(text)
+    detach, retain_graph, add = fixes(text)
     assert detach.startswith("if the first loss should not train what made it, detach it where")
     assert "`D(fake.detach())`" in detach
-    assert "create_graph=True" in keep_graph and "retain_graph=True to the FIRST call" in keep_graph
+    assert "create_graph=True" in retain_graph and "retain_graph=True to the FIRST call" in retain_graph
     assert add.startswith("or add the losses and call backward once")
 
 

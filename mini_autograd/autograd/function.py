@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..grad_mode import _State, is_grad_enabled, no_grad
+from ..grad_mode import GradMode, is_grad_enabled, no_grad
 from ..node import UINT64_MAX, Node, edge_of
 from ..ops.elementwise import cast
 from ..ops.recording import sum_to
@@ -202,7 +202,7 @@ class Function(metaclass=FunctionMeta):
             args, kwargs = bound.args, bound.kwargs
         args = _keywords_as_positions(cls.forward, args, kwargs, 0 if separate else 1)
         tensors = [a for a in args if isinstance(a, Tensor)]
-        recording = _State.enabled and any(t.requires_grad for t in tensors)
+        recording = GradMode.enabled and any(t.requires_grad for t in tensors)
         ctx = cls._backward_cls(tuple(edge_of(t) for t in tensors) if recording else ())
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
@@ -284,7 +284,7 @@ def _wrap_output(ctx, out, output_nr, args, recording):
             raise RuntimeError(
                 "a leaf Variable that requires grad has been used in an in-place operation."
             )
-        owner = out._version_owner
+        owner = out._view_base
         if out.requires_grad and owner is not None and owner.requires_grad:
             raise RuntimeError(
                 "mini_autograd does not support ctx.mark_dirty() on a view of a tensor that "

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ..grad_mode import _State
+from ..grad_mode import GradMode
 from ..tensor import Tensor
 from .inplace_elementwise import check_can_cast
 from .piecewise import _C_TYPE_NAMES
@@ -77,7 +77,7 @@ def write_out(method, name, rule, args, kwargs, out):
     for o in outs:
         if not isinstance(o, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
-    if _State.enabled and any(t.requires_grad for t in _tensors((*args, *kwargs.values(), *outs))):
+    if GradMode.enabled and any(t.requires_grad for t in _tensors((*args, *kwargs.values(), *outs))):
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."

@@ -14,7 +14,7 @@ Every in-place operation takes the same steps, with the two helpers of this modu
 
 rebase_history is where views come in. A tensor that owns its memory just takes `node` as its
 grad_fn. A view (x[0], x.t(), ...) cannot: the values changed in the memory of its base, the
-tensor it looks into (`_version_owner`), and the base must see the change. So, as PyTorch does,
+tensor it looks into (`_view_base`), and the base must see the change. So, as PyTorch does,
 the base's grad_fn becomes CopySlices(base's old history, node): its backward runs node's backward
 on the view's part of the gradient. The view's own grad_fn becomes AsStridedBackward0, which
 reads its part of the base's new history.
@@ -23,7 +23,7 @@ reads its part of the base's new history.
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import _State
+from ..grad_mode import GradMode
 from ..node import Node, edge_of
 from ..saved import FREED_MESSAGE
 from ..tensor import RetainGradHook, Tensor
@@ -145,14 +145,14 @@ def _check_inplace_allowed(self, *others):
     """PyTorch's errors for an in-place change of self (by an operation that also reads `others`,
     tensors or numbers): a leaf that requires grad, a view of one, a view made in no_grad mode,
     one of the views split or unbind return, an expanded view."""
-    base = self._version_owner
+    base = self._view_base
     if base is None:  # not a view: the common case
-        if self.grad_fn is None and self.requires_grad and _State.enabled:
+        if self.grad_fn is None and self.requires_grad and GradMode.enabled:
             raise RuntimeError(LEAF_IN_PLACE)
         return
     if any(s == 0 and n > 1 for n, s in zip(self._data.shape, self._data.strides)):
         raise RuntimeError(OVERLAPPING_IN_PLACE)
-    if not _State.enabled:
+    if not GradMode.enabled:
         return
     if not (self.requires_grad or base.requires_grad or _any_requires_grad(others)):
         return
@@ -177,7 +177,7 @@ def _any_requires_grad(values):
 def rebase_history(self, node):
     """Make `node`, the backward of an in-place change just made to self (its input 0 is self's
     history before the change), self's history: for a view, through CopySlices on its base."""
-    base = self._version_owner
+    base = self._view_base
     if base is None:
         _set_history(self, node)
         return
@@ -192,12 +192,12 @@ def view_history(view):
     """The view's history after its base's changed in place: AsStridedBackward0, which reads the
     view's part of the base's gradient (PyTorch's rule, for any view). Tensor.grad_fn calls it
     when the base changed since the view's history was made."""
-    base = view._version_owner
+    base = view._view_base
     if view._grad_fn is None and not base.requires_grad:
         return  # no history to remake (it stays out of date, as in PyTorch)
     if view._view_made_in_no_grad:
         raise RuntimeError(NO_GRAD_VIEW_CHANGED)
-    view._view_version = base._own_version[0]
+    view._base_version_at_view = base._version_counter[0]
     _set_history(view, as_strided_node(base, *view_geometry(view._data, base._data)))
 
 
@@ -250,7 +250,7 @@ def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1, true_division=F
     other, dtype = _check_castable(self, other, true_division)
     _check_inplace_allowed(self, other)
     _check_fits(self, other)
-    if not (_State.enabled and (self.requires_grad or other.requires_grad)):
+    if not (GradMode.enabled and (self.requires_grad or other.requires_grad)):
         values = other._data.astype(dtype, copy=False)
         result = numpy_op(self._data, values if alpha == 1 else alpha * values)
         np.copyto(self._data, result, casting="same_kind")
@@ -292,7 +292,7 @@ def _fill(self, value, node):
     _check_inplace_allowed(self)
     self._data[...] = value
     self._bump_version()
-    if _State.enabled and self.requires_grad:
+    if GradMode.enabled and self.requires_grad:
         rebase_history(self, node((edge_of(self),)))
     return self
 
@@ -314,7 +314,7 @@ def fill_(self, value):
     _check_inplace_allowed(self, value)
     self._data[...] = value._data
     self._bump_version()
-    if _State.enabled and (self.requires_grad or value.requires_grad):  # any dtype, as torch
+    if GradMode.enabled and (self.requires_grad or value.requires_grad):  # any dtype, as torch
         rebase_history(self, FillBackward3((edge_of(self), edge_of(value))))
     return self
 
@@ -330,7 +330,7 @@ def copy_(self, src):
     self._data[...] = src._data
     self._bump_version()
     wanted = self.requires_grad or src.requires_grad
-    if _State.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
+    if GradMode.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
         edges = (edge_of(self), edge_of(src))
         rebase_history(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
     return self

@@ -10,7 +10,7 @@ makes every form below from the operation; `_rebase` is where the tensor takes t
 
 import numpy as np
 
-from ..grad_mode import _State
+from ..grad_mode import GradMode
 from ..node import edge_of
 from ..saved import SavedTensor
 from . import arithmetic as ar
@@ -38,7 +38,7 @@ def in_place(op, keeps_self=False):
 
     def method(self, *args, **kwargs):
         _check_inplace_allowed(self)
-        recording = _State.enabled and (
+        recording = GradMode.enabled and (
             self.requires_grad
             or any(getattr(a, "requires_grad", False) for a in (*args, *kwargs.values()))
         )

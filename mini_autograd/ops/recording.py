@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import _State
+from ..grad_mode import GradMode
 from ..node import edge_of
 from ..saved import SavedTensor
 from ..tensor import Tensor, other_library
@@ -11,7 +11,7 @@ from ..tensor import Tensor, other_library
 
 def wants_grad(*tensors):
     """True when grad mode is on and any input requires grad."""
-    if not _State.enabled:
+    if not GradMode.enabled:
         return False
     for t in tensors:
         if t.requires_grad:

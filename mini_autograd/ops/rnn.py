@@ -9,7 +9,7 @@ make a few numpy calls per step and no Python objects.
 import numpy as np
 
 from ..engine import grad
-from ..grad_mode import _State
+from ..grad_mode import GradMode
 from ..node import Node, edge_of
 from ..saved import SavedTensor
 from ..tensor import Tensor
@@ -47,7 +47,7 @@ class MkldnnRnnLayerBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad_out, grad_hy=None, grad_cy=None):
-        if _State.enabled:
+        if GradMode.enabled:
             return self._recorded_backward(grad_out, grad_hy, grad_cy)
         x, w_ih, w_hh, hx, cx = (
             self.saved(name)._data for name in ("input", "weight0", "weight1", "hx_", "cx_")

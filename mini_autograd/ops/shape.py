@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..grad_mode import _State
+from ..grad_mode import GradMode
 from ..node import Node, edge_of
 from ..saved import _TYPE_NAMES
 from ..tensor import Tensor, other_library
@@ -33,16 +33,16 @@ def _view_of(self, data, node_type=None, saved=None, info=None):
         out = Tensor._make(data)
     else:
         out = record(node_type, data, (self,), saved, info=info)
-    _mark_view(out, self if self._version_owner is None else self._version_owner)
+    _mark_view(out, self if self._view_base is None else self._view_base)
     return out
 
 
 def _mark_view(view, base):
     """view looks into base's memory: it shares base's version, and remembers the version its
     history was made at (see Tensor.grad_fn) and whether it was made in no_grad mode."""
-    view._version_owner = base
-    view._view_version = base._own_version[0]
-    view._view_made_in_no_grad = not _State.enabled
+    view._view_base = base
+    view._base_version_at_view = base._version_counter[0]
+    view._view_made_in_no_grad = not GradMode.enabled
 
 
 class ViewBackward0(Node):
@@ -626,7 +626,7 @@ def as_strided(self, size, stride, storage_offset=None):
     """A view of the memory self lies in: element i is at storage_offset + sum(i[k] * stride[k])
     (storage_offset: self's own by default); backward: AsStridedBackward0."""
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
-    base = self if self._version_owner is None else self._version_owner
+    base = self if self._view_base is None else self._view_base
     itemsize = self._data.itemsize
     _, span = memory_layout(base._data)
     self_size, self_stride, self_offset = view_geometry(self._data, base._data)
@@ -787,7 +787,7 @@ MULTI_OUTPUT_VIEWS = (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0)
 
 def _views_of(self, pieces, node_type, saved, info):
     """Views of self that one multi-output node records (split, chunk, unbind)."""
-    owner = self if self._version_owner is None else self._version_owner
+    owner = self if self._view_base is None else self._view_base
     if not pieces:
         return ()
     if not wants_grad(self):
