@@ -1,9 +1,11 @@
 """Benchmarks: mini_autograd against PyTorch on the CPU, interleaved in one process.
 
-Usage: ``python -m benchmarks.run [--repeats N] [--quick]`` (or ``make bench``). Each case runs
-A B A B ... so that machine noise hits both engines alike; the table shows medians and the
-ratio mini_autograd / torch (below 1: mini_autograd is faster). The table is also written to
-``benchmarks/results/latest.md`` with the machine and the versions.
+Usage: ``python -m benchmarks.run [--repeats N] [--quick] [--no-course]`` (or ``make bench``).
+Each case runs A B A B ... so that machine noise hits both engines alike; the table shows
+medians and the ratio mini_autograd / torch (below 1: mini_autograd is faster). Its last row is
+the time to execute every notebook once (a few minutes); ``--quick`` (3 repeats) and
+``--no-course`` leave it out. The table is also written to ``benchmarks/results/latest.md``
+(or ``--output PATH``) with the machine and the versions.
 """
 
 import os
@@ -13,10 +15,13 @@ for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(variable, THREADS)
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -30,19 +35,38 @@ RESULTS = Path(__file__).parent / "results" / "latest.md"
 ENGINES = (ma, torch)
 
 
+def _tanh_chain(x, w, ops):
+    """ops alternating multiplications by w and tanh, starting from x."""
+    y = x
+    for _ in range(ops // 2):
+        y = (y * w).tanh()
+    return y
+
+
 def tiny_chain(shape, ops=1500):
     """ops alternating multiplications and tanh on a tiny tensor, forward then backward."""
-
-    def run(lib, x0):
-        x = lib.tensor(x0, requires_grad=True)
-        w = lib.tensor(np.full(shape, 0.999, np.float32))
-        y = x
-        for _ in range(ops // 2):
-            y = (y * w).tanh()
-        y.sum().backward()
-
     x0 = np.full(shape, 0.5, np.float32)
-    return lambda lib: run(lib, x0)
+    w0 = np.full(shape, 0.999, np.float32)
+
+    def run(lib):
+        x = lib.tensor(x0, requires_grad=True)
+        _tanh_chain(x, lib.tensor(w0), ops).sum().backward()
+
+    return run
+
+
+def double_backward_chain(shape=(8, 8), ops=200):
+    """The tanh chain, its gradient with create_graph=True, then backward through that gradient."""
+    x0 = np.full(shape, 0.5, np.float32)
+    w0 = np.full(shape, 0.999, np.float32)
+
+    def run(lib):
+        x = lib.tensor(x0, requires_grad=True)
+        y = _tanh_chain(x, lib.tensor(w0), ops).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+
+    return run
 
 
 def mlp_step():
@@ -108,6 +132,18 @@ def lstm_cell_unrolled(steps=50, batch=32, hidden=128, features=32):
     return run
 
 
+# The timed cases: a short key (for benchmarks.profile), the table's row name, the factory that
+# builds the inputs and returns run(lib).
+WORKLOADS = {
+    "chain1": ("tiny-op chain, 1,500 ops, 1 element", partial(tiny_chain, (1,))),
+    "chain8": ("tiny-op chain, 1,500 ops, 8×8", partial(tiny_chain, (8, 8))),
+    "double": ("double-backward chain, 200 ops, 8×8", double_backward_chain),
+    "mlp": ("MLP step 784-512-10, batch 256", mlp_step),
+    "lstm": ("LSTM fwd+bwd, T=50 B=32 H=128 I=32", lstm_forward_backward),
+    "lstmcell": ("LSTMCell unrolled, same sizes", lstm_cell_unrolled),
+}
+
+
 def carried_state_loop(iterations=100, size=32, repeats=5):
     """Per-step time (median over `repeats` runs, engines alternating) and saved bytes when a
     hidden state is carried with retain_graph=True."""
@@ -154,6 +190,58 @@ def peak_memory_mlp_step():
     return figures
 
 
+class NotebookFailed(Exception):
+    """A notebook of the course raised while course_seconds executed it."""
+
+
+def course_seconds(notebooks=None):
+    """(seconds, count): the time to execute the notebooks (default: all of notebooks/) one
+    after the other, each in a fresh kernel, as course.execute does. The kernels run in a
+    temporary folder and import this repository's packages; the executed copies are dropped,
+    so nothing is written into notebooks/. A failing cell raises NotebookFailed."""
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    from course.execute import ROOT, execute
+
+    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) if notebooks is None else notebooks
+    kernel_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory() as folder, _environment(PYTHONPATH=kernel_path):
+        start = time.perf_counter()
+        for path in paths:
+            try:
+                execute(nbformat.read(path, as_version=4), Path(folder))
+            except CellExecutionError as error:
+                first_line = str(error.evalue).splitlines()[0] if error.evalue else ""
+                raise NotebookFailed(f"{path.name}: {error.ename}: {first_line}") from error
+        return time.perf_counter() - start, len(paths)
+
+
+@contextlib.contextmanager
+def _environment(**variables):
+    """Set environment variables (which the kernels inherit) for the duration of a with block."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def course_row():
+    """The table row of the course's full execution time, or of the notebook that failed."""
+    try:
+        seconds, count = course_seconds()
+    except NotebookFailed as error:
+        reason = str(error).replace("|", "/")
+        return f"| full course execution | failed in {reason} | — | |"
+    return f"| full course execution, {count} notebooks | {seconds:.1f} s | — | |"
+
+
 def interleaved(cases, repeats):
     """{case: {engine: median seconds}}, running the engines alternately."""
     medians = {}
@@ -171,11 +259,25 @@ def interleaved(cases, repeats):
 
 
 def _ms(seconds):
+    """Milliseconds, with three decimals below 10 ms."""
     return f"{seconds * 1e3:.3f} ms" if seconds < 0.01 else f"{seconds * 1e3:.1f} ms"
 
 
-def table(medians, growth, loop_repeats, memory, repeats):
-    """The results as a markdown table plus notes."""
+def _retain_graph_rows(growth):
+    """One row per engine: the step time and saved bytes of the carried-state loop, step 1 → 100."""
+    rows = []
+    for lib in ENGINES:
+        times, held = growth[lib]
+        label = "mini_autograd" if lib is ma else "torch"
+        rows.append(
+            f"| retain_graph loop, {label}: step 1 → 100 | {_ms(times[0])} → {_ms(times[-1])} | "
+            f"saved {held[0]:,} B → {held[-1]:,} B | ×{times[-1] / times[0]:.0f} time |"
+        )
+    return rows
+
+
+def table(medians, growth, loop_repeats, memory, repeats, course=None):
+    """The results as a markdown table plus notes; course: the row of course_row(), or None."""
     lines = [
         f"Median of {repeats} interleaved runs, one process, {THREADS} thread(s) for numpy and torch.",
         "",
@@ -184,13 +286,9 @@ def table(medians, growth, loop_repeats, memory, repeats):
     ]
     for name, m in medians.items():
         lines.append(f"| {name} | {_ms(m[ma])} | {_ms(m[torch])} | {m[ma] / m[torch]:.2f} |")
-    for lib in ENGINES:
-        times, held = growth[lib]
-        label = "mini_autograd" if lib is ma else "torch"
-        lines.append(
-            f"| retain_graph loop, {label}: step 1 → 100 | {_ms(times[0])} → {_ms(times[-1])} | "
-            f"saved {held[0]:,} B → {held[-1]:,} B | ×{times[-1] / times[0]:.0f} time |"
-        )
+    lines += _retain_graph_rows(growth)
+    if course is not None:
+        lines.append(course)
     (ma_peak, ma_saved), (torch_peak, torch_saved) = memory[ma], memory[torch]
     lines += [
         "",
@@ -203,6 +301,13 @@ def table(medians, growth, loop_repeats, memory, repeats):
         f"Python objects. Saved tensors held by the graph before backward: mini_autograd {ma_saved / 1e6:.2f} MB, torch "
         f"{torch_saved / 1e6:.2f} MB (memory.saved_bytes, the same count for both).",
     ]
+    if course is not None:
+        lines += [
+            "",
+            "The course row is one run of every notebook, each in a fresh kernel (its start "
+            "included) as `python -m course.execute` runs them, with the same thread settings; "
+            "the executed notebooks are not written anywhere.",
+        ]
     return "\n".join(lines)
 
 
@@ -218,25 +323,29 @@ def machine():
 def main(argv=None):
     """Run every benchmark, print the table and write it to benchmarks/results/latest.md."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--quick", action="store_true", help="3 repeats, for a smoke test")
+    parser.add_argument("--repeats", type=int, help="interleaved runs per case (default 15)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke test: 3 repeats, no course row"
+    )
+    parser.add_argument("--no-course", action="store_true", help="skip the course row")
+    parser.add_argument("--output", type=Path, default=RESULTS, help=f"default {RESULTS}")
     args = parser.parse_args(argv)
-    repeats = 3 if args.quick else args.repeats
-    cases = {
-        "tiny-op chain, 1,500 ops, 1 element": tiny_chain((1,)),
-        "tiny-op chain, 1,500 ops, 8×8": tiny_chain((8, 8)),
-        "MLP step 784-512-10, batch 256": mlp_step(),
-        "LSTM fwd+bwd, T=50 B=32 H=128 I=32": lstm_forward_backward(),
-        "LSTMCell unrolled, same sizes": lstm_cell_unrolled(),
-    }
+    repeats = args.repeats or (3 if args.quick else 15)
     print(machine())
+    cases = {name: factory() for name, factory in WORKLOADS.values()}
     medians = interleaved(cases, repeats)
     loop_repeats = max(repeats // 3, 1)
     growth = carried_state_loop(repeats=loop_repeats)
-    text = table(medians, growth, loop_repeats, peak_memory_mlp_step(), repeats)
+    memory = peak_memory_mlp_step()
+    course = None
+    if not (args.quick or args.no_course):
+        print("  executing the notebooks (a few minutes)", flush=True)
+        course = course_row()
+    text = table(medians, growth, loop_repeats, memory, repeats, course)
     print(text)
-    RESULTS.write_text(f"# Benchmark results\n\n{machine()}\n\n{text}\n", encoding="utf-8")
-    print(f"written to {RESULTS}")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(f"# Benchmark results\n\n{machine()}\n\n{text}\n", encoding="utf-8")
+    print(f"written to {args.output}")
     return 0
 
 
