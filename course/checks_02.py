@@ -21,8 +21,8 @@ import numpy as np
 
 from course.check import verdict
 from mini_autograd.ops.arithmetic import MulBackward0
+from mini_autograd.ops.broadcasting import summed_to_inputs
 from mini_autograd.ops.elementwise import TanhBackward0
-from mini_autograd.ops.recording import sum_to
 
 
 class _Problem(Exception):
@@ -83,9 +83,10 @@ def _run_check(exercise_id, todo, hint, body):
 
 def _negated_other_mul(self, g):
     """MulBackward0 with a planted bug: the gradient of `other` has the wrong sign."""
-    return (
-        sum_to(g * self.saved("other"), self._info[0]) if self.needs_input_grad(0) else None,
-        sum_to(-g * self.saved("self"), self._info[1]) if self.needs_input_grad(1) else None,
+    return summed_to_inputs(
+        self,
+        g * self.saved("other") if self.needs_input_grad(0) else None,
+        -g * self.saved("self") if self.needs_input_grad(1) else None,
     )
 
 

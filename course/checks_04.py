@@ -29,8 +29,8 @@ from course.check import raised as _raised
 from course.check import verdict
 from course.check import wrong as _wrong
 from mini_autograd import engine
+from mini_autograd.errors import FREED as FREED_MESSAGE
 from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
-from mini_autograd.saved import FREED_MESSAGE
 
 
 def _torch():

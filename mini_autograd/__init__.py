@@ -23,6 +23,8 @@ from . import (
     utils,
 )
 from ._tensor_str import get_printoptions, set_printoptions
+from .backward_calls import TENSOR_METHODS as _backward_methods
+from .conversions import TENSOR_METHODS as _conversion_methods
 from .creation import TENSOR_METHODS as _creation_methods
 from .creation import (
     BoolTensor,
@@ -42,6 +44,7 @@ from .creation import (
     full,
     full_like,
     get_default_device,
+    is_tensor,
     linspace,
     logspace,
     normal,
@@ -55,6 +58,7 @@ from .creation import (
     randn_like,
     randperm,
     set_default_device,
+    tensor,
     zeros,
     zeros_like,
 )
@@ -82,6 +86,7 @@ from .dtypes import (
     short,
     uint8,
 )
+from .freeing_log import freeing_log
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -91,6 +96,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
+from .ops.inplace import view_history as _view_history
 from .ops.methods import install as _install_methods
 from .ops.softmax import softmax  # the ops package's own softmax is its module of that name
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
@@ -106,11 +112,19 @@ from .settings import (
     set_num_threads,
     use_deterministic_algorithms,
 )
-from .tensor import Size, Tensor, is_tensor, tensor
+from .tensor import Tensor
+from .tensor_data import Size
 from .torch_doctor import doctor
 
+# The Tensor methods that other modules define: operations, conversions, creation, backward.
 _install_methods(Tensor)
-for _name, _method in {**_creation_methods, **_sampling_methods}.items():
+for _name, _method in {
+    **_creation_methods,
+    **_sampling_methods,
+    **_conversion_methods,
+    **_backward_methods,
+}.items():
     setattr(Tensor, _name, _method)
+Tensor._view_history = staticmethod(_view_history)
 
 __version__ = "0.1.0"

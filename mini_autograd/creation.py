@@ -11,6 +11,7 @@ from . import dtypes
 from .device import check as check_device
 from .random import default_generator
 from .tensor import Tensor, as_array, check_can_require_grad
+from .tensor_data import Size
 
 CAN_REQUIRE_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 
@@ -298,7 +299,47 @@ def new(self, *args):
     return new_zeros(self, *(args or (0,)))
 
 
+def is_tensor(obj):
+    """True for a mini_autograd Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor holding a copy of `data` (lists, scalars, numpy arrays, torch tensors)."""
+    check_device(device)
+    array = as_array(data, dtypes.to_numpy(dtype))
+    check_can_require_grad(array, requires_grad)
+    if array is data or (isinstance(data, Tensor) and array is data._data):
+        array = array.copy()
+    return Tensor._make(array, bool(requires_grad))
+
+
+def legacy_constructor(self, *args, requires_grad=False, dtype=None, device=None):
+    """torch.Tensor's legacy constructor: Tensor(data) holds data as floats (the default
+    dtype), Tensor(2, 3) is a (2, 3) tensor (zeros here, uninitialised in torch)."""
+    check_device(device)
+    np_dtype = dtypes.to_numpy(dtype) or dtypes.default_float()
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    if not args or all(isinstance(a, (int, np.integer)) for a in args):
+        array = np.zeros(args or (0,), np_dtype)
+    elif len(args) == 1:
+        array = as_array(args[0], np_dtype)
+    else:
+        raise TypeError(f"Tensor() takes data or sizes, got {args!r}")
+    check_can_require_grad(array, requires_grad)
+    self._data, self.requires_grad, self._grad_fn, self._grad = (
+        array,
+        bool(requires_grad),
+        None,
+        None,
+    )
+    self._output_nr, self._hooks, self._accumulator, self._view_base = 0, None, None, None
+    self._version_counter = [0]
+
+
 TENSOR_METHODS = {
+    "__init__": legacy_constructor,
     "new": new,
     "new_tensor": new_tensor,
     "new_zeros": new_zeros,

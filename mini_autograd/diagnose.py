@@ -20,16 +20,22 @@ import os
 import re
 import sys
 import types
+import weakref
 from dataclasses import dataclass
 
-from .saved import FREED_MESSAGE
+from . import engine, events
+from .node import _sequence_numbers
 
 
 class DiagnosisMode:
+    """Whether diagnosis mode is on: its observers are attached to the core's events then."""
+
     enabled = False
 
 
-current_call = None
+# What diagnosis mode learns, kept no longer than the nodes and calls themselves
+_origins = weakref.WeakKeyDictionary()  # node -> Origin
+_records = weakref.WeakKeyDictionary()  # engine.BackwardCall -> CallRecord
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # The fixes, best first, for each kind of link between the failing call's graph and the graph an
@@ -96,17 +102,21 @@ class diagnosis_mode:
 
     def __enter__(self):
         self.previous = DiagnosisMode.enabled
-        DiagnosisMode.enabled = True
+        set_diagnosis_mode(True)
         return self
 
     def __exit__(self, *exc):
-        DiagnosisMode.enabled = self.previous
+        set_diagnosis_mode(self.previous)
         return False
 
 
 def set_diagnosis_mode(enabled):
     """Switch diagnosis mode on or off for everything that follows."""
     DiagnosisMode.enabled = bool(enabled)
+    switch = events.attach if enabled else events.detach
+    switch(events.node_created, _note_origin)
+    switch(events.backward_started, _note_call)
+    switch(events.freed_tensor_read, freed_diagnosis)
 
 
 class Origin:
@@ -114,12 +124,42 @@ class Origin:
 
     __slots__ = ("site", "shape")
 
-    def __init__(self, site):
+    def __init__(self, site, shape=None):
         self.site = site
-        self.shape = None
+        self.shape = shape
 
     def __repr__(self):
         return self.site
+
+
+class CallRecord:
+    """A backward call as diagnosis sees it: its number, where it was made, and its sequence mark.
+
+    The mark is the sequence number the next node would get when the call started: every node
+    numbered below it is older than the call. `roots` are the call's root edges (mini_autograd).
+    """
+
+    __slots__ = ("number", "api", "site", "sequence_mark", "roots")
+
+    def __init__(self, number, api, site=None, sequence_mark=None, roots=None):
+        self.number, self.api, self.site = number, api, site
+        self.sequence_mark, self.roots = sequence_mark, roots
+
+    def __repr__(self):
+        where = f" at {self.site}" if self.site else ""
+        return f"{self.api} call #{self.number}{where}"
+
+
+def _note_origin(node, output):
+    """Observer of node creation: where the learner's code made `node`, and its output's shape."""
+    _origins[node] = Origin(creation_site(), output._data.shape)
+
+
+def _note_call(call, root_edges):
+    """Observer of backward calls: where the call was made, its graph, and its sequence mark."""
+    _records[call] = CallRecord(
+        call.number, call.api, call_site(), next(_sequence_numbers), root_edges
+    )
 
 
 def user_frames(skip=(_PACKAGE_DIR,)):
@@ -141,9 +181,9 @@ def describe(frame):
 
 
 def creation_site():
-    """An Origin for the operation being recorded now (file and line, or notebook cell and line)."""
+    """Where the operation being recorded now was written (file and line, or cell and line)."""
     frame = next(user_frames(), None)
-    return Origin("<unknown>" if frame is None else describe(frame))
+    return "<unknown>" if frame is None else describe(frame)
 
 
 class Site(str):
@@ -188,30 +228,22 @@ def pass_between(earlier, later):
     return "previous" if earlier_lines and later_lines else None
 
 
-def explain_freed(node, saved):
-    """The freed-tensor error text: PyTorch's message, plus the diagnosis when the mode is on."""
-    if not DiagnosisMode.enabled:
-        return FREED_MESSAGE
+def freed_diagnosis(node, saved):
+    """Observer of freed tensors being read: the diagnosis that follows PyTorch's text."""
     from .nn import Parameter
     from .tensor import Tensor
 
-    freed_by, call = saved.freed_by, current_call
+    call = engine.current_call()
+    freed_by = _records.get(saved.freed_by, saved.freed_by)
     attribute = next((name for name, s in node.saved_tensors_info() if s is saved), "?")
-    created = f", created at {node._origin}" if node._origin is not None else ""
-    lines = [
-        FREED_MESSAGE,
-        *head_lines(
-            "mini_autograd diagnosis mode",
-            node.name() + created,
-            f"`{attribute}` ({saved.nbytes} bytes)",
-            freed_by,
-            call,
-        ),
-    ]
+    origin = _origins.get(node)
+    created = f", created at {origin}" if origin is not None else ""
+    head = [node.name() + created, f"`{attribute}` ({saved.nbytes} bytes)", freed_by]
+    lines = ["", *head_lines("mini_autograd diagnosis mode", *head, call and _records.get(call))]
     if call is None:
         lines.append("- Now it was read again (a `_saved_*` attribute) after that backward call.")
         return "\n".join(lines)
-    if freed_by.sequence_mark is None:
+    if type(freed_by) is not CallRecord:
         lines.append(
             "- Diagnosis mode was off during that earlier call: turn it on before the loop"
         )
@@ -219,11 +251,12 @@ def explain_freed(node, saved):
             "  (`with mini_autograd.diagnosis_mode():`) to learn which tensor links the graphs."
         )
         return "\n".join(lines)
-    roots = [n for n, _ in call.roots or () if n is not None]
+    record = _records[call]
+    roots = [n for n, _ in record.roots or () if n is not None]
     olds = carried_nodes(roots, lambda n: n._sequence_nr() < freed_by.sequence_mark, node)
     named = named_tensors(Tensor)
     groups = carried_groups(
-        olds, named, _same_line, Parameter, _origin_of, freed_by, call.site, roots
+        olds, named, _same_line, Parameter, _origin_of, freed_by, record.site, roots
     )
     lines += linking_lines(groups, freed_by, "mini_autograd")
     return "\n".join(lines)
@@ -231,19 +264,20 @@ def explain_freed(node, saved):
 
 def _origin_of(node):
     """(shape, ' at <site>') of the tensor `node` made, as far as diagnosis mode recorded it."""
-    if node._origin is None:
+    origin = _origins.get(node)
+    if origin is None:
         return None, ""
-    shape = tuple(node._origin.shape) if node._origin.shape else None
-    return shape, f" at {node._origin}"
+    return (tuple(origin.shape) if origin.shape else None), f" at {origin}"
 
 
 def _same_line(later, old):
     """Whether node `later` was made by the same line as `old`, for the same output."""
+    old_origin, later_origin = _origins.get(old), _origins.get(later)
     return (
-        old._origin is not None
-        and later._origin is not None
-        and later._origin.site == old._origin.site
-        and later._origin.shape == old._origin.shape
+        old_origin is not None
+        and later_origin is not None
+        and later_origin.site == old_origin.site
+        and later_origin.shape == old_origin.shape
         and later.name() == old.name()
         and output_numbers(later) == output_numbers(old)
     )

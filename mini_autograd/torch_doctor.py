@@ -25,7 +25,6 @@ import weakref
 from collections import deque
 
 from . import diagnose
-from .engine import BackwardCall
 from .memory import graph_nodes
 
 TITLE = "mini_autograd doctor"
@@ -137,7 +136,7 @@ def _safely(step, *args):
 
 
 def _start(api):
-    """The BackwardCall for a call made now, numbered, with its site and its sequence mark.
+    """The CallRecord of a call made now, numbered, with its site and its sequence mark.
 
     The mark is the number the next node will get: every node made so far is older. The call
     keeps no node: the stamps in the nodes' metadata hold it, so it must not hold them.
@@ -145,9 +144,8 @@ def _start(api):
     import torch
 
     frame = next(diagnose.user_frames(_skipped()), None)
-    call = BackwardCall(next(_call_numbers), api, frame and diagnose.site_of(frame))
-    call.sequence_mark = torch.autograd._get_sequence_nr()
-    return call
+    site = frame and diagnose.site_of(frame)
+    return diagnose.CallRecord(next(_call_numbers), api, site, torch.autograd._get_sequence_nr())
 
 
 @functools.cache

@@ -6,7 +6,7 @@ import re
 import pytest
 
 import mini_autograd as ma
-from mini_autograd.saved import FREED_MESSAGE
+from mini_autograd.errors import FREED as FREED_MESSAGE
 
 
 def line_of(fn, marker):

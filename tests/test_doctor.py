@@ -600,7 +600,10 @@ def test_a_tensor_two_calls_of_one_iteration_share_gets_their_fixes(program, nam
     detach, retain_graph, add = fixes(text)
     assert detach.startswith("if the first loss should not train what made it, detach it where")
     assert "`D(fake.detach())`" in detach
-    assert "create_graph=True" in retain_graph and "retain_graph=True to the FIRST call" in retain_graph
+    assert (
+        "create_graph=True" in retain_graph
+        and "retain_graph=True to the FIRST call" in retain_graph
+    )
     assert add.startswith("or add the losses and call backward once")
 
 

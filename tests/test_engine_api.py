@@ -22,7 +22,7 @@ from parity_helpers import (
 )
 
 import mini_autograd as ma
-from mini_autograd import engine
+from mini_autograd import engine_state
 
 
 def shown(obj):
@@ -607,11 +607,11 @@ def test_register_multi_grad_hook_any_and_errors():
 
 
 def test_engine_state_outside_a_backward_call():
-    assert engine.current_graph_task_id() == torch._C._current_graph_task_id() == -1
+    assert engine_state.current_graph_task_id() == torch._C._current_graph_task_id() == -1
     node = (ma.tensor([1.0], requires_grad=True) * 2).grad_fn
     torch_node = (torch.tensor([1.0], requires_grad=True) * 2).grad_fn
     expected = error_of(torch._C._will_engine_execute_node, torch_node)
-    assert error_of(engine.will_engine_execute_node, node) == expected
+    assert error_of(engine_state.will_engine_execute_node, node) == expected
 
 
 # --- the legacy Variable --------------------------------------------------------------------

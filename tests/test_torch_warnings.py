@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd import engine
+from mini_autograd import backward_calls, errors
 
 
 def _warnings_of(lib, calls):
@@ -18,7 +18,7 @@ def _warnings_of(lib, calls):
 
 
 def test_backward_with_create_graph_warns_once_about_the_reference_cycle(monkeypatch):
-    monkeypatch.setattr(engine, "_warned", set())  # as in a fresh process
+    monkeypatch.setattr(backward_calls, "_warned", set())  # as in a fresh process
 
     def backward_create_graph(lib):
         x = lib.ones(3, requires_grad=True)
@@ -29,7 +29,7 @@ def test_backward_with_create_graph_warns_once_about_the_reference_cycle(monkeyp
         lib.autograd.grad((x**3).sum(), x, create_graph=True)
 
     got = _warnings_of(ma, [grad_create_graph, backward_create_graph, backward_create_graph])
-    assert got == [engine.CREATE_GRAPH_CYCLE_WARNING]
+    assert got == [errors.CREATE_GRAPH_WITH_BACKWARD]
     if torch_warned := _warnings_of(torch, [backward_create_graph]):  # torch warns once too
         assert torch_warned == got
 

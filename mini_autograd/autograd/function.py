@@ -12,11 +12,13 @@ import warnings
 
 import numpy as np
 
+from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode, is_grad_enabled, no_grad
 from ..node import UINT64_MAX, Node, edge_of
+from ..ops.broadcasting import sum_to
 from ..ops.elementwise import cast
-from ..ops.recording import sum_to
-from ..saved import FREED_MESSAGE, SavedTensor
+from ..ops.recording import announce
+from ..saved import SavedTensor
 from ..tensor import Tensor
 
 CLEARED_ON_ACCESS = (
@@ -39,6 +41,8 @@ class BackwardCFunction(Node):
         self._materialize_grads = True
         self._freed_by = None
         self._cleared = False
+        self._input_metadata = ()  # (shape, dtype) of each forward argument; None: not a tensor
+        self._output_metadata = ()  # (shape, dtype) of each output; None: not a tensor
 
     def save_for_backward(self, *tensors):
         """Keep these tensors (or None) for backward; read them back as ctx.saved_tensors."""
@@ -76,11 +80,11 @@ class BackwardCFunction(Node):
 
     def apply(self, *grads):
         """Call the Function's backward with one gradient per output; check what it returns."""
-        grads = grads + (None,) * (len(self._info) - len(grads))
+        grads = grads + (None,) * (len(self._output_metadata) - len(grads))
         if self._materialize_grads:
             grads = tuple(
                 Tensor._make(np.zeros(*info)) if g is None and info is not None else g
-                for g, info in zip(grads, self._info)
+                for g, info in zip(grads, self._output_metadata)
             )
         if self._forward_cls.boxed_grads_call:  # backward(ctx, grads) gets one list it may empty
             return self._checked(self._forward_cls.backward(self, list(grads)))
@@ -89,7 +93,7 @@ class BackwardCFunction(Node):
     def _checked(self, result):
         """backward's result as one gradient per tensor input, with PyTorch's errors and fixes."""
         result = result if isinstance(result, tuple) else (result,)
-        expected = len(self._input_info)
+        expected = len(self._input_metadata)
         if len(result) > expected and all(g is None for g in result[expected:]):
             result = result[:expected]  # extra trailing Nones are allowed
         if len(result) != expected:
@@ -98,7 +102,7 @@ class BackwardCFunction(Node):
                 f"(expected {expected}, got {len(result)})"
             )
         checked = []  # (gradient, (shape, dtype)) for each tensor input
-        for position, (g, info) in enumerate(zip(result, self._input_info)):
+        for position, (g, info) in enumerate(zip(result, self._input_metadata)):
             if info is None:
                 if g is not None:
                     raise RuntimeError(
@@ -215,9 +219,12 @@ class Function(metaclass=FunctionMeta):
         raw = (raw,) if single else raw
         outputs = _wrap_outputs(ctx, raw, args, recording)
         if recording:
-            ctx._input_info = tuple(_shape_dtype(a) for a in args)
-            ctx._info = tuple(_shape_dtype(o) for o in outputs)
+            ctx._input_metadata = tuple(_shape_dtype(a) for a in args)
+            ctx._output_metadata = tuple(_shape_dtype(o) for o in outputs)
             ctx._saved = {"saved_tensors": _saved(ctx, args, raw, outputs, separate)}
+            made = [o for o in outputs if isinstance(o, Tensor) and o._grad_fn is ctx]
+            if made:
+                announce(ctx, made[0])
         ctx._to_save = ()  # a saved output held here would keep its own node alive (a cycle)
         return outputs[0] if single else outputs
 
@@ -375,6 +382,9 @@ def once_differentiable(backward):
             None if g is None else Tensor._make(g._data, True, node, i)
             for i, g in enumerate(outputs)
         )
+        made = [w for w in wrapped if w is not None]
+        if made:
+            announce(node, made[0])
         return wrapped[0] if len(wrapped) == 1 else wrapped
 
     return wrapper

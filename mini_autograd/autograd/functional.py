@@ -9,8 +9,8 @@ Only strict=False is available, and jacobian/hessian run reverse mode (vectorize
 PyTorch's speed, so it is accepted and ignored).
 """
 
+from ..backward_calls import grad
 from ..creation import zeros_like
-from ..engine import grad
 from ..grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..ops.shape import stack
 from ..tensor import Tensor

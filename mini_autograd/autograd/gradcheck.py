@@ -9,8 +9,8 @@ import warnings
 
 import numpy as np
 
+from ..backward_calls import grad
 from ..creation import rand
-from ..engine import grad
 from ..tensor import Tensor
 
 

@@ -3,9 +3,10 @@ hooks and the saved-tensor hooks."""
 
 import contextlib
 
-from .. import engine, saved
+from .. import engine_state, hooks
+from ..backward_calls import GradientEdge
 from ..grad_mode import enable_grad
-from ..node import GradientEdge, Node
+from ..node import Node
 from ..tensor import Tensor
 from .function import BackwardCFunction
 
@@ -81,7 +82,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         ran = set()  # the backward calls in which fn already ran
 
         def first_only(grad):
-            call = engine.current_graph_task_id()
+            call = engine_state.current_graph_task_id()
             if call not in ran:
                 ran.add(call)
                 fn(grad)
@@ -93,9 +94,9 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     def hook_for(index):
         def collect(grad):
-            call = engine.current_graph_task_id()
+            call = engine_state.current_graph_task_id()
             if call not in waiting:
-                waiting[call] = sum(map(engine.will_engine_execute_node, nodes))
+                waiting[call] = sum(map(engine_state.will_engine_execute_node, nodes))
                 buffers[call] = [None] * len(tensors)
             buffers[call][index] = grad
             waiting[call] -= 1
@@ -112,7 +113,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 _disabled_message = None
 
 
-class saved_tensors_hooks(saved.saved_tensors_hooks):
+class saved_tensors_hooks(hooks.saved_tensors_hooks):
     """Context manager: every tensor saved inside is stored as `pack(tensor)`, read back as `unpack(packed)`."""
 
     def __enter__(self):
@@ -143,7 +144,7 @@ def disable_saved_tensors_hooks(error_message):
     global _disabled_message
     previous = _disabled_message
     try:
-        if saved._hook_stack:
+        if hooks.saved_tensors_hook_stack:
             raise RuntimeError(error_message)
         _disabled_message = error_message
         yield

@@ -27,8 +27,8 @@ from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
     silu,
     softplus,
 )
-from ..ops.arithmetic import broadcast_error
 from ..ops.backward_functions import mse_loss_backward
+from ..ops.broadcasting import broadcasting
 from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
 from ..ops.elementwise import leaky_relu, sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
@@ -38,7 +38,7 @@ from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     max_pool1d,
     max_pool2d,
 )
-from ..ops.recording import record, save, wants_grad
+from ..ops.recording import record
 from ..random import default_generator
 from ..tensor import Tensor
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
@@ -154,9 +154,7 @@ def embedding_dense_backward(g, indices, num_weights, padding_idx):
     keep = index != padding_idx
     data = np.zeros((num_weights, g.shape[-1]), g._data.dtype)
     np.add.at(data, index[keep], rows[keep])
-    if not wants_grad(g):
-        return Tensor._make(data)
-    saved = {"indices": save(indices), "padding_idx": padding_idx}
+    saved = {"indices": indices, "padding_idx": padding_idx}
     return record(EmbeddingDenseBackwardBackward0, data, (g,), saved)
 
 
@@ -175,10 +173,8 @@ def embedding(input, weight, padding_idx=None):
     if np.any((index < 0) | (index >= n)):
         raise IndexError("index out of range in self")
     data = weight._data[index]
-    if not wants_grad(weight):
-        return Tensor._make(data)
     saved = {
-        "indices": save(input),
+        "indices": input,
         "padding_idx": -1 if padding is None else padding,
         "scale_grad_by_freq": False,
         "sparse": False,
@@ -211,10 +207,7 @@ def _broadcast(input, target):
         "to broadcasting. Please ensure they have the same size.",
         stacklevel=3,
     )
-    try:
-        shape = np.broadcast_shapes(input.shape, target.shape)
-    except ValueError:
-        raise broadcast_error(input, target) from None
+    shape = broadcasting(np.broadcast_shapes, input.shape, target.shape, input, target)
     return tuple(t if t.shape == shape else t.expand(*shape) for t in (input, target))
 
 
@@ -240,9 +233,7 @@ def mse_loss(input, target, *, reduction="mean"):
     input, target = _broadcast(input, target)
     code = _reduction(reduction)
     data = _reduce((input._data - target._data) ** 2, code)
-    if not wants_grad(input, target):
-        return Tensor._make(data)
-    saved = {"reduction": code, "self": save(input), "target": save(target)}
+    saved = {"reduction": code, "self": input, "target": target}
     return record(MseLossBackward0, data, (input, target), saved)
 
 
@@ -308,9 +299,7 @@ def _smooth_losses(input, target, reduction, limit, node_type, huber):
             np.where(diff < limit, 0.5 * diff**2 / limit, diff - 0.5 * limit) if limit else diff
         )
     data = _reduce(losses.astype(input._data.dtype), code)
-    if not wants_grad(input, target):
-        return Tensor._make(data)
-    saved = {node_type.limit: limit, "reduction": code, "self": save(input), "target": save(target)}
+    saved = {node_type.limit: limit, "reduction": code, "self": input, "target": target}
     return record(node_type, data, (input, target), saved)
 
 
@@ -420,15 +409,13 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
             data = np.asarray(losses.sum() / total_weight, dtype)
     else:
         data = np.asarray(losses.sum(), dtype)
-    if not wants_grad(input):
-        return Tensor._make(data)
     saved = {
         "ignore_index": ignore_index,
         "reduction": code,
-        "self": save(input),
-        "target": save(target),
-        "total_weight": save(Tensor._make(total_weight)),
-        "weight": save(weight),
+        "self": input,
+        "target": target,
+        "total_weight": Tensor._make(total_weight),
+        "weight": weight,
     }
     return record(NllLossBackward0, data, (input,), saved)
 
@@ -491,9 +478,7 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
     if weight is not None:
         losses = losses * weight._data
     data = _reduce(losses, code)
-    if not wants_grad(input, target):
-        return Tensor._make(data)
-    saved = {"reduction": code, "self": save(input), "target": save(target), "weight": save(weight)}
+    saved = {"reduction": code, "self": input, "target": target, "weight": weight}
     return record(BinaryCrossEntropyBackward0, data, (input, target), saved)
 
 
@@ -542,13 +527,11 @@ def binary_cross_entropy_with_logits(
     if weight is not None:
         losses = losses * weight._data
     data = _reduce(losses, code)
-    if not wants_grad(input, target):
-        return Tensor._make(data)
     saved = {
-        "pos_weight": save(pos_weight),
+        "pos_weight": pos_weight,
         "reduction": code,
-        "self": save(input),
-        "target": save(target),
-        "weight": save(weight),
+        "self": input,
+        "target": target,
+        "weight": weight,
     }
     return record(BinaryCrossEntropyWithLogitsBackward0, data, (input, target), saved)

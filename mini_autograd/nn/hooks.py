@@ -225,6 +225,26 @@ def any_global_hooks():
     )
 
 
+def _run_forward_pre_hooks(module, args, kwargs):
+    """(args, kwargs) after the forward pre-hooks (global, then the module's), each of which may
+    replace them."""
+    for hook_id, hook in (*_global_forward_pre_hooks.items(), *module._forward_pre_hooks.items()):
+        if hook_id in module._forward_pre_hooks_with_kwargs:
+            new = hook(module, args, kwargs)
+            if new is not None:
+                if not (isinstance(new, tuple) and len(new) == 2):
+                    raise RuntimeError(
+                        "forward pre-hook must return None or a tuple of (new_args, "
+                        f"new_kwargs), but got {new}."
+                    )
+                args, kwargs = new
+        else:
+            new = hook(module, args)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+    return args, kwargs
+
+
 def call_with_hooks(module, args, kwargs):
     """module.forward(*args, **kwargs) with every hook, in PyTorch's order: forward pre-hooks
     (global, then the module's), the inputs' backward boundary, forward, forward hooks, the
@@ -245,23 +265,7 @@ def call_with_hooks(module, args, kwargs):
     try:
         pre_hooks = [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
         hooks = [*_global_backward_hooks.values(), *module._backward_hooks.values()]
-        for hook_id, hook in (
-            *_global_forward_pre_hooks.items(),
-            *module._forward_pre_hooks.items(),
-        ):
-            if hook_id in module._forward_pre_hooks_with_kwargs:
-                new = hook(module, args, kwargs)
-                if new is not None:
-                    if not (isinstance(new, tuple) and len(new) == 2):
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of (new_args, "
-                            f"new_kwargs), but got {new}."
-                        )
-                    args, kwargs = new
-            else:
-                new = hook(module, args)
-                if new is not None:
-                    args = new if isinstance(new, tuple) else (new,)
+        args, kwargs = _run_forward_pre_hooks(module, args, kwargs)
         backward_hook = BackwardHook(module, hooks, pre_hooks) if hooks or pre_hooks else None
         if backward_hook:
             args = backward_hook.setup_input_hook(args)

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import dtypes
+from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
 from ..grad_mode import no_grad
-from ..saved import _TYPE_NAMES
 from ..tensor import Tensor, as_array
 from . import hooks
 from .parameter import Parameter

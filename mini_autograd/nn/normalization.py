@@ -5,8 +5,9 @@ import numpy as np
 
 from ..grad_mode import is_grad_enabled, no_grad
 from ..node import Node
-from ..ops.recording import record, save, wants_grad
-from ..tensor import Size, Tensor
+from ..ops.recording import record
+from ..tensor import Tensor
+from ..tensor_data import Size
 from .module import Module
 from .parameter import Parameter
 
@@ -36,7 +37,7 @@ class NativeBatchNormBackward0(Node):
 
     def apply(self, g):
         x, weight = self.saved("input"), self.saved("weight")
-        dims, shape = self._info
+        dims, shape = self.args
         if self._saved["training"] and is_grad_enabled():
             mean, invstd = _statistics(x, dims, self._saved["eps"])
         elif self._saved["training"]:
@@ -99,20 +100,18 @@ def batch_norm(
     if bias is not None:
         out = out + bias._data.reshape(shape)
     out = out.astype(x.dtype, copy=False)
-    if not wants_grad(*(t for t in (input, weight, bias) if t is not None)):
-        return Tensor._make(out)
     empty = np.zeros(0, x.dtype)
     saved = {
-        "input": save(input),
-        "weight": None if weight is None else save(weight),
-        "running_mean": None if running_mean is None else save(running_mean),
-        "running_var": None if running_var is None else save(running_var),
-        "result1": save(Tensor._make(mean.astype(x.dtype) if training else empty)),
-        "result2": save(Tensor._make(invstd.astype(x.dtype) if training else empty)),
+        "input": input,
+        "weight": weight,
+        "running_mean": running_mean,
+        "running_var": running_var,
+        "result1": Tensor._make(mean.astype(x.dtype) if training else empty),
+        "result2": Tensor._make(invstd.astype(x.dtype) if training else empty),
         "eps": eps,
         "training": training,
     }
-    return record(NativeBatchNormBackward0, out, (input, weight, bias), saved, info=(dims, shape))
+    return record(NativeBatchNormBackward0, out, (input, weight, bias), saved, args=(dims, shape))
 
 
 def _move(running, batch_value, momentum):
@@ -203,7 +202,7 @@ class NativeLayerNormBackward0(Node):
         normalized = len(self._saved["normalized_shape"])
         dims = tuple(range(x.ndim - normalized, x.ndim))
         if is_grad_enabled():
-            mean, rstd = _statistics(x, dims, self._info)
+            mean, rstd = _statistics(x, dims, self.args)
         else:
             mean, rstd = self.saved("result1"), self.saved("result2")
         xhat = (x - mean) * rstd
@@ -235,17 +234,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if bias is not None:
         out = out + bias._data
     out = out.astype(x.dtype, copy=False)
-    if not wants_grad(*(t for t in (input, weight, bias) if t is not None)):
-        return Tensor._make(out)
     saved = {
-        "input": save(input),
+        "input": input,
         "normalized_shape": normalized_shape,
-        "weight": None if weight is None else save(weight),
-        "bias": None if bias is None else save(bias),
-        "result1": save(Tensor._make(mean.astype(x.dtype))),
-        "result2": save(Tensor._make(rstd.astype(x.dtype))),
+        "weight": weight,
+        "bias": bias,
+        "result1": Tensor._make(mean.astype(x.dtype)),
+        "result2": Tensor._make(rstd.astype(x.dtype)),
     }
-    return record(NativeLayerNormBackward0, out, (input, weight, bias), saved, info=eps)
+    return record(NativeLayerNormBackward0, out, (input, weight, bias), saved, args=eps)
 
 
 class LayerNorm(Module):

@@ -16,8 +16,8 @@ import numpy as np
 from .. import creation
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.recording import record
-from ..ops.rnn import lstm_layer
-from ..ops.shape import SplitBackward0, TransposeBackward0, _split, cat, stack
+from ..ops.rnn import _unsafe_chunk, lstm_layer, lstm_step
+from ..ops.shape import TransposeBackward0, cat, stack
 from . import functional as F
 from . import init
 from .module import Module
@@ -26,20 +26,7 @@ _NONLINEARITIES = {"tanh": tanh, "relu": relu}
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}  # gate blocks stacked in weight_ih
 
 
-# --- the two recorded operations PyTorch's C++ loop uses, and Tensor does not offer -----------
-class UnsafeSplitBackward0(SplitBackward0):
-    """outs = self.unsafe_chunk(chunks, 1):  d self = the pieces' gradients joined along dim 1."""
-
-    __slots__ = ()
-
-
-def _unsafe_chunk(gates, chunks):
-    """gates (B, chunks * H) cut into `chunks` blocks (B, H) along dim 1, as PyTorch's cells do."""
-    size = gates.shape[1] // chunks
-    saved = {"dim": 1, "self_sym_sizes": gates._data.shape, "split_size": size}
-    return _split(gates, 1, [size] * chunks, UnsafeSplitBackward0, saved)
-
-
+# --- PyTorch's in-place transpose_, which Tensor does not offer (unsafe_chunk: ops/rnn.py) -
 class TransposeBackward1(TransposeBackward0):
     """out = self.transpose_(0, 1), in place:  d self = g transposed back."""
 
@@ -54,7 +41,7 @@ def _transpose_(x):
     return record(TransposeBackward1, np.swapaxes(x._data, 0, 1), (x,), {"dim0": 0, "dim1": 1})
 
 
-# --- one step ---------------------------------------------------------------------------------
+# --- one step (LSTM's, lstm_step, is in ops/rnn.py: the fused layer replays it) ------------
 def rnn_step(x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity="tanh", pre_computed=False):
     """h' = act(h @ W_hh.T + b_hh + x @ W_ih.T + b_ih), act = tanh or relu.
 
@@ -64,17 +51,6 @@ def rnn_step(x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity="tanh", pre_computed=Fal
     hidden_part = F.linear(h, w_hh, b_hh)
     input_part = x if pre_computed else F.linear(x, w_ih, b_ih)
     return _NONLINEARITIES[nonlinearity](hidden_part + input_part)
-
-
-def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh):
-    """i, f, g, o = gates (PyTorch's order);  c' = sigmoid(f) * c + sigmoid(i) * tanh(g);
-    h' = sigmoid(o) * tanh(c'), with gates = h @ W_hh.T + b_hh + x @ W_ih.T + b_ih."""
-    h, c = state
-    gates = F.linear(h, w_hh, b_hh) + F.linear(x, w_ih, b_ih)
-    i, f, g, o = _unsafe_chunk(gates, 4)
-    i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
-    c_next = f * c + i * g
-    return o * tanh(c_next), c_next
 
 
 def gru_step(x, h, w_ih, w_hh, b_ih, b_hh, pre_computed=False):

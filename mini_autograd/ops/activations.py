@@ -13,9 +13,10 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .arithmetic import add_scalar, mul_scalar, sub
+from .arithmetic import sub
 from .elementwise import _erf, _sigmoid
-from .recording import SCALAR_TYPE_NAMES, record, save, wants_grad
+from .recording import SCALAR_TYPE_NAMES, record
+from .scalar import add_scalar, mul_scalar
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -79,9 +80,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     x = input._data
     bx = x * beta
     data = np.where(bx > threshold, x, np.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    saved = {"beta": beta, "self": save(input), "threshold": threshold}
+    saved = {"beta": beta, "self": input, "threshold": threshold}
     return record(SoftplusBackward0, data, (input,), saved)
 
 
@@ -89,9 +88,7 @@ def softplus_backward(g, self, beta, threshold):
     """softplus's backward, g * sigmoid(beta * self); recorded so create_graph can differentiate it."""
     bx = self._data * beta
     data = np.where(bx > threshold, g._data, g._data * _sigmoid(bx)).astype(g._data.dtype)
-    if not wants_grad(g, self):
-        return Tensor._make(data)
-    saved = {"beta": beta, "grad_output": save(g), "self": save(self), "threshold": threshold}
+    saved = {"beta": beta, "grad_output": g, "self": self, "threshold": threshold}
     return record(SoftplusBackwardBackward0, data, (g, self), saved)
 
 
@@ -147,9 +144,7 @@ def _elu(input, alpha, scale, input_scale, inplace):
     with np.errstate(over="ignore"):  # exp of a large x, for the branch that is not taken
         negative = scale * alpha * np.expm1(x * input_scale)
     data = np.where(x > 0, scale * x, negative).astype(x.dtype, copy=False)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    saved = {"alpha": alpha, "input_scale": input_scale, "scale": scale, "self": save(input)}
+    saved = {"alpha": alpha, "input_scale": input_scale, "scale": scale, "self": input}
     return record(EluBackward0, data, (input,), saved)
 
 
@@ -159,15 +154,13 @@ def elu_backward(g, alpha, scale, input_scale, self):
     with np.errstate(over="ignore"):
         slope = np.where(x > 0, scale, input_scale * scale * alpha * np.exp(x * input_scale))
     data = (g._data * slope).astype(g._data.dtype, copy=False)
-    if not wants_grad(g, self):
-        return Tensor._make(data)
     saved = {
         "alpha": alpha,
-        "grad_output": save(g),
+        "grad_output": g,
         "input_scale": input_scale,
         "is_result": False,
         "scale": scale,
-        "self_or_result": save(self),
+        "self_or_result": self,
     }
     return record(EluBackwardBackward0, data, (g, self), saved)
 
@@ -190,9 +183,7 @@ def silu(input, inplace=False):
         raise NotImplementedError("mini_autograd has no in-place silu; use inplace=False")
     _check_float(input, "silu_cpu")
     data = input._data * _sigmoid(input._data)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    return record(SiluBackward0, data, (input,), {"self": save(input)})
+    return record(SiluBackward0, data, (input,), {"self": input})
 
 
 class MishBackward0(Node):
@@ -214,9 +205,7 @@ def mish(input, inplace=False):
     _check_float(input, "mish_cpu")
     x = input._data
     data = (x * np.tanh(np.logaddexp(0, x))).astype(x.dtype, copy=False)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    return record(MishBackward0, data, (input,), {"self": save(input)})
+    return record(MishBackward0, data, (input,), {"self": input})
 
 
 # --- gelu --------------------------------------------------------------------------------------
@@ -269,9 +258,7 @@ def gelu(input, approximate="none"):
     _check_float(input, "GeluKernelImpl")
     x = input._data
     data = (x * _gelu_cdf(x, approximate)[0]).astype(x.dtype, copy=False)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    saved = {"approximate": approximate, "self": save(input)}
+    saved = {"approximate": approximate, "self": input}
     return record(GeluBackward0, data, (input,), saved)
 
 
@@ -289,9 +276,7 @@ def gelu_backward(g, self, approximate):
     x = self._data
     cdf, density = _gelu_cdf(x, approximate)
     data = (g._data * (cdf + x * density)).astype(g._data.dtype, copy=False)
-    if not wants_grad(g, self):
-        return Tensor._make(data)
-    saved = {"approximate": approximate, "grad_output": save(g), "self": save(self)}
+    saved = {"approximate": approximate, "grad_output": g, "self": self}
     return record(GeluBackwardBackward0, data, (g, self), saved)
 
 
@@ -329,9 +314,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise NotImplementedError("mini_autograd has no in-place hardtanh; use inplace=False")
     x = input._data
     data = np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    saved = {"max_val": max_val, "min_val": min_val, "self": save(input)}
+    saved = {"max_val": max_val, "min_val": min_val, "self": input}
     return record(HardtanhBackward0, data, (input,), saved)
 
 
@@ -344,9 +327,7 @@ def hardtanh_backward(g, self, min_val, max_val):
     """hardtanh's backward, g where min_val < self < max_val; recorded for create_graph."""
     x = self._data
     data = np.where((x > min_val) & (x < max_val), g._data, 0).astype(g._data.dtype, copy=False)
-    if not wants_grad(g, self):
-        return Tensor._make(data)
-    saved = {"max_val": max_val, "min_val": min_val, "self": save(self)}
+    saved = {"max_val": max_val, "min_val": min_val, "self": self}
     return record(HardtanhBackwardBackward0, data, (g, self), saved)
 
 
@@ -385,9 +366,7 @@ def logsigmoid(input):
     x = input._data
     buffer = np.exp(-np.abs(x))  # what PyTorch's CPU kernel keeps for backward
     data = np.minimum(x, 0) - np.log1p(buffer)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    saved = {"buffer": save(Tensor._make(buffer)), "self": save(input)}
+    saved = {"buffer": Tensor._make(buffer), "self": input}
     return record(LogSigmoidBackward0, data, (input,), saved)
 
 
@@ -396,7 +375,5 @@ def log_sigmoid_backward(g, self, buffer):
     z = buffer._data
     slope = np.where(self._data < 0, 1 / (1 + z), z / (1 + z))
     data = (g._data * slope).astype(g._data.dtype, copy=False)
-    if not wants_grad(g, self):
-        return Tensor._make(data)
-    saved = {"buffer": save(buffer), "grad_output": save(g), "self": save(self)}
+    saved = {"buffer": buffer, "grad_output": g, "self": self}
     return record(LogSigmoidBackwardBackward0, data, (g, self), saved)

@@ -11,7 +11,10 @@ import numpy as np
 from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
-from .recording import float_values, promote, record, save, sum_to, wants_grad
+from .broadcasting import broadcasting, summed_to_inputs
+from .piecewise import where
+from .recording import float_values, promote, record
+from .scalar import mul_scalar, sub_scalar, zero_outside_graph, zeros_outside_graph
 
 
 class AddBackward0(Node):
@@ -21,11 +24,10 @@ class AddBackward0(Node):
 
     def apply(self, g):
         alpha = self._saved["alpha"]
-        return (
-            sum_to(g, self._info[0]) if self.needs_input_grad(0) else None,
-            sum_to(g if alpha == 1 else mul_scalar(g, alpha), self._info[1])
-            if self.needs_input_grad(1)
-            else None,
+        return summed_to_inputs(
+            self,
+            g if self.needs_input_grad(0) else None,
+            (g if alpha == 1 else mul_scalar(g, alpha)) if self.needs_input_grad(1) else None,
         )
 
 
@@ -36,11 +38,10 @@ class SubBackward0(Node):
 
     def apply(self, g):
         alpha = self._saved["alpha"]
-        return (
-            sum_to(g, self._info[0]) if self.needs_input_grad(0) else None,
-            sum_to(-g if alpha == 1 else mul_scalar(-g, alpha), self._info[1])
-            if self.needs_input_grad(1)
-            else None,
+        return summed_to_inputs(
+            self,
+            g if self.needs_input_grad(0) else None,
+            (-g if alpha == 1 else mul_scalar(-g, alpha)) if self.needs_input_grad(1) else None,
         )
 
 
@@ -60,9 +61,10 @@ class MulBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (
-            sum_to(g * self.saved("other"), self._info[0]) if self.needs_input_grad(0) else None,
-            sum_to(g * self.saved("self"), self._info[1]) if self.needs_input_grad(1) else None,
+        return summed_to_inputs(
+            self,
+            g * self.saved("other") if self.needs_input_grad(0) else None,
+            g * self.saved("self") if self.needs_input_grad(1) else None,
         )
 
 
@@ -75,10 +77,10 @@ class DivBackward0(Node):
         other = self.saved("other")
         grad_self = grad_other = None
         if self.needs_input_grad(0):
-            grad_self = sum_to(g / other, self._info[0])
+            grad_self = g / other
         if self.needs_input_grad(1):
-            grad_other = sum_to(-g * ((self.saved("self") / other) / other), self._info[1])
-        return grad_self, grad_other
+            grad_other = -g * ((self.saved("self") / other) / other)
+        return summed_to_inputs(self, grad_self, grad_other)
 
 
 class ReciprocalBackward0(Node):
@@ -129,12 +131,11 @@ class PowBackward1(Node):
         if self.needs_input_grad(0):
             zero_exponent = Tensor._make(exponent._data == 0)
             grad = g * (exponent * base ** sub_scalar(exponent, 1))
-            grad_base = sum_to(where(zero_exponent, zero_outside_graph(g), grad), self._info[0])
+            grad_base = where(zero_exponent, zero_outside_graph(g), grad)
         if self.needs_input_grad(1):
             zero_base = Tensor._make((base._data == 0) & (exponent._data >= 0))
-            grad = g * where(zero_base, zero_outside_graph(g), result * base.log())
-            grad_exponent = sum_to(grad, self._info[1])
-        return grad_base, grad_exponent
+            grad_exponent = g * where(zero_base, zero_outside_graph(g), result * base.log())
+        return summed_to_inputs(self, grad_base, grad_exponent)
 
 
 class PowBackward2(Node):
@@ -155,80 +156,6 @@ class PowBackward2(Node):
                 Tensor._make(self.saved("exponent")._data >= 0), zero_outside_graph(g), factor
             )
         return (g * factor,)
-
-
-class MulBackward1(Node):
-    """out = self * other, other a number (mul.Scalar, inside backward formulas):  d self = g * other."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (mul_scalar(g, self._saved["other"]),)
-
-
-class DivBackward1(Node):
-    """out = self / other, other a number (div.Scalar):  d self = g / other."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (div_scalar(g, self._saved["other"]),)
-
-
-class AddBackward1(Node):
-    """out = self + other, other a number (add.Scalar):  d self = g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g,)
-
-
-class SubBackward1(AddBackward1):
-    """out = self - other, other a number (sub.Scalar):  d self = g."""
-
-    __slots__ = ()
-
-
-def zero_outside_graph(like):
-    """A 0-d zero in like's dtype, outside the graph (PyTorch's at::zeros({}, grad.options()))."""
-    return Tensor._make(np.zeros((), like._data.dtype))
-
-
-def zeros_outside_graph(like):
-    """Zeros shaped as `like`, outside the graph (PyTorch's zeros_like in a backward formula)."""
-    return Tensor._make(np.zeros_like(like._data))
-
-
-def broadcast_error(a, b):
-    """PyTorch's error for two tensors (or shapes) that do not broadcast; it names the last bad dim."""
-    a, b = (x._data.shape if isinstance(x, Tensor) else x for x in (a, b))
-    ndim = max(len(a), len(b))
-    a, b = (1,) * (ndim - len(a)) + tuple(a), (1,) * (ndim - len(b)) + tuple(b)
-    i = max(i for i in range(ndim) if a[i] != b[i] and 1 not in (a[i], b[i]))
-    return RuntimeError(
-        f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
-        f"non-singleton dimension {i}"
-    )
-
-
-def broadcast_shape(*tensors):
-    """The shape the tensors broadcast to, or PyTorch's error (tensor a: those before, b: the next)."""
-    shape = ()
-    for t in tensors:
-        try:
-            shape = np.broadcast_shapes(shape, t._data.shape)
-        except ValueError:
-            raise broadcast_error(shape, t._data.shape) from None
-    return shape
-
-
-def _broadcasting(numpy_op, a, b, self, other):
-    """numpy_op(a, b), or PyTorch's error when self's and other's shapes do not broadcast."""
-    try:
-        return numpy_op(a, b)
-    except ValueError:
-        raise broadcast_error(self, other) from None
 
 
 def _check_not_bool(op, *operands):
@@ -264,9 +191,7 @@ def add(self, other, alpha=1):
     """self + alpha * other, broadcasting; backward: g to self, alpha * g to other."""
     other, a, b = promote(self, other)
     _check_alpha(a.dtype, alpha)
-    data = _broadcasting(np.add, a, b if alpha == 1 else alpha * b, self, other)
-    if not wants_grad(self, other):
-        return Tensor._make(data)
+    data = broadcasting(np.add, a, b if alpha == 1 else alpha * b, self, other)
     return record(AddBackward0, data, (self, other), {"alpha": alpha}, broadcasts=True)
 
 
@@ -275,9 +200,7 @@ def sub(self, other, alpha=1):
     _check_not_bool("Subtraction", self, other)
     other, a, b = promote(self, other)
     _check_alpha(a.dtype, alpha)
-    data = _broadcasting(np.subtract, a, b if alpha == 1 else alpha * b, self, other)
-    if not wants_grad(self, other):
-        return Tensor._make(data)
+    data = broadcasting(np.subtract, a, b if alpha == 1 else alpha * b, self, other)
     return record(SubBackward0, data, (self, other), {"alpha": alpha}, broadcasts=True)
 
 
@@ -288,8 +211,6 @@ def rsub(self, other):
     _check_not_bool("Subtraction", other, self)
     _, a, b = promote(self, other)
     data = b - a
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(RsubBackward1, data, (self,), {"alpha": 1})
 
 
@@ -299,12 +220,10 @@ def mul(self, other):
     Each input is saved only if the other one needs a gradient.
     """
     other, a, b = promote(self, other)
-    data = _broadcasting(np.multiply, a, b, self, other)
-    if not wants_grad(self, other):
-        return Tensor._make(data)
+    data = broadcasting(np.multiply, a, b, self, other)
     saved = {
-        "other": save(other) if self.requires_grad else None,
-        "self": save(self) if other.requires_grad else None,
+        "other": other if self.requires_grad else None,
+        "self": self if other.requires_grad else None,
     }
     return record(MulBackward0, data, (self, other), saved, broadcasts=True)
 
@@ -317,10 +236,8 @@ def div(self, other):
     other, a, b = promote(self, other)
     if a.dtype.kind != "f":
         a, b = a.astype(dtypes.default_float()), b.astype(dtypes.default_float())
-    data = _broadcasting(np.true_divide, a, b, self, other)
-    if not wants_grad(self, other):
-        return Tensor._make(data)
-    saved = {"other": save(other), "self": save(self) if other.requires_grad else None}
+    data = broadcasting(np.true_divide, a, b, self, other)
+    saved = {"other": other, "self": self if other.requires_grad else None}
     return record(DivBackward0, data, (self, other), saved, broadcasts=True)
 
 
@@ -334,16 +251,12 @@ def rdiv(self, other):
 def reciprocal(self):
     """1 / self; backward: -g * out**2."""
     data = 1 / float_values(self)
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(ReciprocalBackward0, data, (self,), {}, save_result_as="result")
 
 
 def neg(self):
     """-self; backward: -g."""
     _check_not_bool("Negation", self)
-    if not wants_grad(self):
-        return Tensor._make(-self._data)
     return record(NegBackward0, -self._data, (self,))
 
 
@@ -360,12 +273,10 @@ def pow(self, exponent):
     is_number = not isinstance(exponent, Tensor)
     if is_number and a.dtype.kind in "iu" and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    data = _broadcasting(np.power, a, b, self, exponent_tensor)
-    if not wants_grad(self, exponent_tensor):
-        return Tensor._make(data)
+    data = broadcasting(np.power, a, b, self, exponent_tensor)
     if is_number:
-        return record(PowBackward0, data, (self,), {"exponent": exponent, "self": save(self)})
-    saved = {"exponent": save(exponent), "self": save(self)}
+        return record(PowBackward0, data, (self,), {"exponent": exponent, "self": self})
+    saved = {"exponent": exponent, "self": self}
     return record(PowBackward1, data, (self, exponent), saved, "result", broadcasts=True)
 
 
@@ -375,42 +286,4 @@ def rpow(self, base):
         return pow(base, self)
     _, a, b = promote(self, base)
     data = b**a
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(PowBackward2, data, (self,), {"exponent": save(self), "self": base}, "result")
-
-
-def mul_scalar(self, other):
-    """self * a number, as PyTorch's backward formulas write it (mul.Scalar: MulBackward1)."""
-    data = self._data * other
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(MulBackward1, data, (self,), {"other": other})
-
-
-def div_scalar(self, other):
-    """self / a number, as PyTorch's backward formulas write it (div.Scalar: DivBackward1)."""
-    data = self._data / other
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(DivBackward1, data, (self,), {"other": other})
-
-
-def add_scalar(self, other):
-    """self + a number, as PyTorch's backward formulas write it (add.Scalar: AddBackward1)."""
-    data = self._data + other
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(AddBackward1, data, (self,))
-
-
-def sub_scalar(self, other):
-    """self - a number, as PyTorch's backward formulas write it (sub.Scalar: SubBackward1)."""
-    data = self._data - other
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(SubBackward1, data, (self,))
-
-
-# Imported last: piecewise.py imports this module (broadcast_shape, div_scalar).
-from .piecewise import where  # noqa: E402
+    return record(PowBackward2, data, (self,), {"exponent": self, "self": base}, "result")

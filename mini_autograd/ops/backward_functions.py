@@ -16,9 +16,9 @@ saves what PyTorch saves, so the gradient can be differentiated again. Without c
 import numpy as np
 
 from ..node import Node
-from ..tensor import Tensor
-from .arithmetic import add_scalar, div_scalar, mul_scalar, zeros_outside_graph
-from .recording import record, save, sum_to, wants_grad
+from .broadcasting import sum_to
+from .recording import record
+from .scalar import add_scalar, div_scalar, mul_scalar, zeros_outside_graph
 from .shape import normalize_dim
 
 MEAN = 1  # PyTorch's reduction codes: 0 none, 1 mean, 2 sum
@@ -41,9 +41,7 @@ def tanh_backward(grad_output, output):
     """tanh's backward from its output: grad_output * (1 - output**2)."""
     y = output._data
     data = grad_output._data * (1 - y * y)
-    if not wants_grad(grad_output, output):
-        return Tensor._make(data)
-    saved = {"grad_output": save(grad_output), "output": save(output)}
+    saved = {"grad_output": grad_output, "output": output}
     return record(TanhBackwardBackward0, data, (grad_output, output), saved)
 
 
@@ -65,9 +63,7 @@ def sigmoid_backward(grad_output, output):
     """sigmoid's backward from its output: grad_output * (1 - output) * output."""
     y = output._data
     data = grad_output._data * (1 - y) * y
-    if not wants_grad(grad_output, output):
-        return Tensor._make(data)
-    saved = {"grad_output": save(grad_output), "output": save(output)}
+    saved = {"grad_output": grad_output, "output": output}
     return record(SigmoidBackwardBackward0, data, (grad_output, output), saved)
 
 
@@ -91,9 +87,7 @@ def threshold_backward(grad_output, self, threshold):
     NaN is not <= threshold, so its gradient passes, as in PyTorch.
     """
     data = np.where(self._data <= threshold, 0, grad_output._data)
-    if not wants_grad(grad_output, self):
-        return Tensor._make(data)
-    saved = {"self": save(self), "threshold": threshold}
+    saved = {"self": self, "threshold": threshold}
     return record(ThresholdBackwardBackward0, data, (grad_output, self), saved)
 
 
@@ -123,9 +117,7 @@ def softmax_backward_data(grad_output, output, dim):
     """softmax's backward from its output: output * (grad_output - sum(grad_output * output, dim))."""
     g, y = grad_output._data, output._data
     data = y * (g - (g * y).sum(axis=normalize_dim(dim, y.ndim), keepdims=True))
-    if not wants_grad(grad_output, output):
-        return Tensor._make(data)
-    saved = {"dim": dim, "grad_output": save(grad_output), "output": save(output)}
+    saved = {"dim": dim, "grad_output": grad_output, "output": output}
     return record(SoftmaxBackwardDataBackward0, data, (grad_output, output), saved)
 
 
@@ -150,9 +142,7 @@ def log_softmax_backward_data(grad_output, output, dim):
     """log_softmax's backward from its output: grad_output - exp(output) * sum(grad_output, dim)."""
     g, y = grad_output._data, output._data
     data = g - np.exp(y) * g.sum(axis=normalize_dim(dim, y.ndim), keepdims=True)
-    if not wants_grad(grad_output, output):
-        return Tensor._make(data)
-    saved = {"dim": dim, "grad_output": save(grad_output), "output": save(output)}
+    saved = {"dim": dim, "grad_output": grad_output, "output": output}
     return record(LogSoftmaxBackwardDataBackward0, data, (grad_output, output), saved)
 
 
@@ -190,12 +180,10 @@ def mse_loss_backward(grad_output, self, target, reduction):
     """mse_loss's backward: 2 / N * (self - target) * grad_output (N = numel for a mean, else 1)."""
     norm = 2.0 / self._data.size if reduction == MEAN else 2.0
     data = norm * (self._data - target._data) * grad_output._data
-    if not wants_grad(grad_output, self, target):
-        return Tensor._make(data)
     saved = {
-        "grad_output": save(grad_output),
+        "grad_output": grad_output,
         "reduction": reduction,
-        "self": save(self),
-        "target": save(target),
+        "self": self,
+        "target": target,
     }
     return record(MseLossBackwardBackward0, data, (grad_output, self, target), saved)

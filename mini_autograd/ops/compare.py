@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
-from .arithmetic import broadcast_shape
+from .broadcasting import broadcast_shape
 from .recording import check_tensor, promote, scalar_type_name
 
 

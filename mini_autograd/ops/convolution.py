@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 
+from ..backward_calls import warn_once
 from ..dtypes import TENSOR_TYPE_NAMES
-from ..engine import warn_once
 from ..node import Node, edge_of
 from ..tensor import Tensor
-from .recording import record, save, wants_grad
+from .recording import announce, record, save, wants_grad
 from .shape import squeeze, unsqueeze
 
 SAME_PADDING_WARNING = (
@@ -251,18 +251,16 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
     _check_shapes(input, weight, bias, *expanded, groups)
     b = None if bias is None else bias._data
     data = conv_forward(input._data, weight._data, b, *expanded, groups)
-    if not wants_grad(*(t for t in (input, weight, bias) if t is not None)):
-        return Tensor._make(data)
     saved = {
         "bias_sym_sizes_opt": (0,) if bias is None else bias._data.shape,
         "dilation": tuple(dilation),
         "groups": groups,
-        "input": save(input),
+        "input": input,
         "output_padding": (0,) * len(padding),
         "padding": tuple(padding),
         "stride": tuple(stride),
         "transposed": False,
-        "weight": save(weight),
+        "weight": weight,
     }
     return record(ConvolutionBackward0, data, (input, weight, bias), saved)
 
@@ -277,7 +275,7 @@ def convolution_backward(
     arrays = conv_backward(
         grad_output._data, input._data, weight._data, *expanded, groups, output_mask
     )
-    if not wants_grad(grad_output, input, weight):
+    if not wants_grad(grad_output, input, weight):  # several outputs: the node is made here
         return tuple(None if a is None else Tensor._make(a) for a in arrays)
     saved = {
         "dilation": tuple(dilation),
@@ -293,11 +291,11 @@ def convolution_backward(
     node = ConvolutionBackwardBackward0(
         tuple(edge_of(t) for t in (grad_output, input, weight)), saved
     )
-    if node._origin is not None:
-        node._origin.shape = next(a.shape for a in arrays if a is not None)
-    return tuple(
+    outs = tuple(
         None if a is None else Tensor._make(a, True, node, nr) for nr, a in enumerate(arrays)
     )
+    announce(node, next(out for out in outs if out is not None))
+    return outs
 
 
 # --- padding, for padding='same' with an even kernel ----------------------------------------------
@@ -321,8 +319,6 @@ def constant_pad_nd(input, pad, value=0):
         for i in reversed(range(dims))
     ]
     data = np.pad(data[tuple(cuts)], widths, constant_values=value)
-    if not wants_grad(input):
-        return Tensor._make(data)
     return record(ConstantPadNdBackward0, data, (input,), {"pad": tuple(pad)})
 
 

@@ -10,8 +10,10 @@ from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
 from . import backward_functions
-from .arithmetic import add_scalar, broadcast_error, mul_scalar, reciprocal
-from .recording import check_tensor, float_values, promote, record, save, sum_to, wants_grad
+from .arithmetic import reciprocal
+from .broadcasting import broadcasting, summed_to_inputs
+from .recording import check_tensor, float_values, promote, record
+from .scalar import add_scalar, mul_scalar
 
 LN2, LN10 = math.log(2), math.log(10)
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -121,9 +123,10 @@ class Atan2Backward0(Node):
         x, y = self.saved("self"), self.saved("other")
         r2 = x * x + y * y
         recip = reciprocal(r2).masked_fill(Tensor._make(r2._data == 0), 0)
-        return (
-            sum_to(g * y * recip, self._info[0]) if self.needs_input_grad(0) else None,
-            sum_to(g * -x * recip, self._info[1]) if self.needs_input_grad(1) else None,
+        return summed_to_inputs(
+            self,
+            g * y * recip if self.needs_input_grad(0) else None,
+            g * -x * recip if self.needs_input_grad(1) else None,
         )
 
 
@@ -328,15 +331,13 @@ class ToCopyBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (cast(g, self._info),)
+        return (cast(g, self.args),)
 
 
 def _unary(node_type, self, data, keep=None):
     """Record a one-input operation that keeps its input ('self'), its output ('result') or nothing."""
-    if not wants_grad(self):
-        return Tensor._make(data)
     if keep == "self":
-        return record(node_type, data, (self,), {"self": save(self)})
+        return record(node_type, data, (self,), {"self": self})
     if keep == "result":
         return record(node_type, data, (self,), {}, save_result_as="result")
     return record(node_type, data, (self,), {})
@@ -425,13 +426,8 @@ def atan2(self, other):
     other, a, b = promote(self, other)
     if a.dtype.kind != "f":
         a, b = a.astype(dtypes.default_float()), b.astype(dtypes.default_float())
-    try:
-        data = np.arctan2(a, b)
-    except ValueError:
-        raise broadcast_error(self, other) from None
-    if not wants_grad(self, other):
-        return Tensor._make(data)
-    saved = {"other": save(other), "self": save(self)}
+    data = broadcasting(np.arctan2, a, b, self, other)
+    saved = {"other": other, "self": self}
     return record(Atan2Backward0, data, (self, other), saved, broadcasts=True)
 
 
@@ -472,36 +468,28 @@ def leaky_relu(self, negative_slope=0.01):
     backward: g where self > 0, else g * negative_slope.
     """
     data = np.where(self._data > 0, self._data, self._data * negative_slope)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"negative_slope": negative_slope, "self": save(self)}
+    saved = {"negative_slope": negative_slope, "self": self}
     return record(LeakyReluBackward0, data, (self,), saved)
 
 
 def leaky_relu_backward(g, self, negative_slope):
     """leaky_relu's backward, recorded so that create_graph can differentiate it."""
     data = np.where(self._data > 0, g._data, g._data * negative_slope)
-    if not wants_grad(g, self):
-        return Tensor._make(data)
-    saved = {"negative_slope": negative_slope, "self": save(self)}
+    saved = {"negative_slope": negative_slope, "self": self}
     return record(LeakyReluBackwardBackward0, data, (g, self), saved)
 
 
 def threshold_backward(g, result):
     """relu's backward, g where result > 0; recorded so that create_graph can differentiate it."""
     data = np.where(result._data > 0, g._data, 0).astype(g._data.dtype, copy=False)
-    if not wants_grad(g, result):
-        return Tensor._make(data)
-    saved = {"self": save(result), "threshold": 0}
+    saved = {"self": result, "threshold": 0}
     return record(ThresholdBackwardBackward0, data, (g, result), saved)
 
 
 def sgn(self):
     """The sign of each element (-1, 0 or 1); abs's backward uses it."""
     data = np.sign(self._data)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(SgnBackward0, data, (self,), {"self": save(self)}, save_result_as="result")
+    return record(SgnBackward0, data, (self,), {"self": self}, save_result_as="result")
 
 
 def sqrt(self):
@@ -556,8 +544,6 @@ def round(self, decimals=None):
 def clone(self):
     """A copy with its own memory, still connected to the graph."""
     data = self._data.copy()
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(CloneBackward0, data, (self,))
 
 
@@ -574,6 +560,4 @@ def is_contiguous(self):
 def cast(self, np_dtype):
     """self converted to another dtype (recorded as ToCopyBackward0)."""
     data = self._data.astype(np_dtype)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(ToCopyBackward0, data, (self,), info=self._data.dtype)
+    return record(ToCopyBackward0, data, (self,), args=self._data.dtype)

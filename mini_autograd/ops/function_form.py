@@ -77,7 +77,9 @@ def write_out(method, name, rule, args, kwargs, out):
     for o in outs:
         if not isinstance(o, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
-    if GradMode.enabled and any(t.requires_grad for t in _tensors((*args, *kwargs.values(), *outs))):
+    if GradMode.enabled and any(
+        t.requires_grad for t in _tensors((*args, *kwargs.values(), *outs))
+    ):
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."

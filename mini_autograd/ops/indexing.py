@@ -7,7 +7,7 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .recording import check_tensor, record, save, wants_grad
+from .recording import check_tensor, record
 from .shape import normalize_dim, shape_arg
 
 
@@ -117,9 +117,7 @@ def gather(self, dim, index):
         )
     block = tuple(slice(None) if i == d else slice(n) for i, n in enumerate(index._data.shape))
     data = np.take_along_axis(self._data[block], index._data, axis=d)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"dim": dim, "index": save(index), "self": save(self), "sparse_grad": False}
+    saved = {"dim": dim, "index": index, "self": self, "sparse_grad": False}
     return record(GatherBackward0, data, (self,), saved)
 
 
@@ -130,9 +128,7 @@ def scatter_into_zeros(src, shape, dim, index, node_type):
     key[d] = index._data
     data = np.zeros(shape, dtype=src._data.dtype)
     np.add.at(data, tuple(key), src._data)
-    if not wants_grad(src):
-        return Tensor._make(data)
-    return record(node_type, data, (None, src), {"dim": dim, "index": save(index)})
+    return record(node_type, data, (None, src), {"dim": dim, "index": index})
 
 
 def index_select(self, dim, index):
@@ -151,9 +147,7 @@ def index_select(self, dim, index):
     if bad.size:
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={size}")
     data = np.take(self._data, positions, axis=d)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"dim": dim, "index": save(index), "self_sym_sizes": self._data.shape}
+    saved = {"dim": dim, "index": index, "self_sym_sizes": self._data.shape}
     return record(IndexSelectBackward0, data, (self,), saved)
 
 
@@ -162,13 +156,11 @@ def _index_add_into_zeros(source, shape, dim, index):
     d = normalize_dim(dim, len(shape))
     data = np.zeros(shape, dtype=source._data.dtype)
     np.add.at(data, (slice(None),) * d + (index._data.reshape(-1),), source._data)
-    if not wants_grad(source):
-        return Tensor._make(data)
     saved = {
         "alpha": 1,
         "dim": dim,
-        "index": save(index),
-        "source": save(source),
+        "index": index,
+        "source": source,
         "source_dim": source._data.ndim,
     }
     return record(IndexAddBackward0, data, (None, source), saved)
@@ -191,8 +183,6 @@ def repeat(self, *repeats):
         negative = next(s for s in sizes if s < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: {sizes}")
     data = np.tile(self._data, repeats)
-    if not wants_grad(self):
-        return Tensor._make(data)
     saved = {"repeats": repeats, "self_sym_sizes": self._data.shape}
     return record(RepeatBackward0, data, (self,), saved)
 
@@ -207,6 +197,4 @@ def flip(self, *dims):
         if axes.count(axis) > 1:
             raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
     data = np.flip(self._data, axes).copy()
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(FlipBackward0, data, (self,), {"dims": dims})

@@ -23,12 +23,14 @@ reads its part of the base's new history.
 import numpy as np
 
 from .. import dtypes
+from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode
+from ..hooks import RetainGradHook
 from ..node import Node, edge_of
-from ..saved import FREED_MESSAGE
-from ..tensor import RetainGradHook, Tensor
+from ..tensor import Tensor
 from . import arithmetic, piecewise
-from .recording import SCALAR_TYPE_NAMES, as_tensor, result_type, sum_to, wrapped_number
+from .broadcasting import broadcasting, sum_to
+from .recording import SCALAR_TYPE_NAMES, announce, as_tensor, result_type, wrapped_number
 from .shape import (
     MULTI_OUTPUT_VIEWS,
     as_strided,
@@ -98,7 +100,7 @@ class CopyBackwards(Node):
         return "torch::autograd::CopyBackwards"
 
     def apply(self, g):
-        src_shape, src_dtype = self._info
+        src_shape, src_dtype = self.args
         grad_src = None
         if self.needs_input_grad(1):
             grad_src = sum_to(g, src_shape)
@@ -110,16 +112,23 @@ class CopyBackwards(Node):
 
 class CopySlices(Node):
     """base = base with a view of it changed in place by `fn`:  d base = g, where the view's part
-    becomes fn's backward of that part;  d fn's other inputs = what fn's backward gives them."""
+    becomes fn's backward of that part;  d fn's other inputs = what fn's backward gives them.
 
-    __slots__ = ()
+    args: the base's layout (size, stride, span) and the view's geometry in it.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, next_functions, fn, base_layout, view_geometry):
+        super().__init__(next_functions, {}, (base_layout, view_geometry))
+        self.fn = fn  # the node of the change; None once released
 
     def name(self):
         """PyTorch prints the C++ name for this node."""
         return "torch::autograd::CopySlices"
 
     def apply(self, g):
-        fn, (base_size, base_stride, span), view = self._info
+        fn, ((base_size, base_stride, span), view) = self.fn, self.args
         if fn is None:
             raise RuntimeError(FREED_MESSAGE)
         memory = np.empty(span, g._data.dtype)
@@ -135,10 +144,9 @@ class CopySlices(Node):
 
     def release_saved(self, backward_call):
         """Free fn's saved tensors and fn itself: a second backward raises, as in PyTorch."""
-        fn = self._info[0]
-        if fn is not None:
-            fn.release_saved(backward_call)
-        self._info = (None, *self._info[1:])
+        if self.fn is not None:
+            self.fn.release_saved(backward_call)
+        self.fn = None
 
 
 def _check_inplace_allowed(self, *others):
@@ -184,8 +192,16 @@ def rebase_history(self, node):
     geometry = view_geometry(self._data, base._data)
     base_layout = (base._data.shape, *memory_layout(base._data))
     edges = (edge_of(base), *node.next_functions[1:])
-    _set_history(base, CopySlices(edges, {}, (node, base_layout, geometry)))
+    copy_slices = CopySlices(edges, node, base_layout, geometry)
+    _set_history(base, copy_slices)
+    announce(copy_slices, base)
     view_history(self)
+
+
+def record_in_place(self, node):
+    """rebase_history for a node made here (record, which makes a new tensor, made the others)."""
+    rebase_history(self, node)
+    announce(node, self)
 
 
 def view_history(view):
@@ -198,13 +214,15 @@ def view_history(view):
     if view._view_made_in_no_grad:
         raise RuntimeError(NO_GRAD_VIEW_CHANGED)
     view._base_version_at_view = base._version_counter[0]
-    _set_history(view, as_strided_node(base, *view_geometry(view._data, base._data)))
+    node = as_strided_node(base, *view_geometry(view._data, base._data))
+    _set_history(view, node)
+    announce(node, view)
 
 
 def _set_history(tensor, node):
     """tensor.grad_fn = node (as its output 0); a retain_grad() moves along, as in PyTorch."""
     old = tensor.grad_fn
-    retains = old is not None and old._tensor_hooks is not None and tensor._retains_grad()
+    retains = old is not None and old._tensor_hooks is not None and tensor.retains_grad
     if retains:
         hooks = old._tensor_hooks[tensor._output_nr]
         hooks[:] = [h for h in hooks if type(h) is not RetainGradHook]
@@ -235,10 +253,7 @@ def _check_castable(self, other, true_division=False):
 
 def _check_fits(self, other):
     """PyTorch's errors when other does not broadcast to exactly self's shape."""
-    try:
-        shape = np.broadcast_shapes(self._data.shape, other._data.shape)
-    except ValueError:
-        raise arithmetic.broadcast_error(self, other) from None
+    shape = broadcasting(np.broadcast_shapes, self._data.shape, other._data.shape, self, other)
     if shape != self._data.shape:  # checked first, so a failed op leaves self untouched
         raise RuntimeError(
             f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(shape)}"
@@ -293,7 +308,7 @@ def _fill(self, value, node):
     self._data[...] = value
     self._bump_version()
     if GradMode.enabled and self.requires_grad:
-        rebase_history(self, node((edge_of(self),)))
+        record_in_place(self, node((edge_of(self),)))
     return self
 
 
@@ -315,7 +330,7 @@ def fill_(self, value):
     self._data[...] = value._data
     self._bump_version()
     if GradMode.enabled and (self.requires_grad or value.requires_grad):  # any dtype, as torch
-        rebase_history(self, FillBackward3((edge_of(self), edge_of(value))))
+        record_in_place(self, FillBackward3((edge_of(self), edge_of(value))))
     return self
 
 
@@ -332,7 +347,7 @@ def copy_(self, src):
     wanted = self.requires_grad or src.requires_grad
     if GradMode.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
         edges = (edge_of(self), edge_of(src))
-        rebase_history(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
+        record_in_place(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
     return self
 
 

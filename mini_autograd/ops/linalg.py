@@ -5,9 +5,11 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .arithmetic import mul, mul_scalar
-from .recording import SCALAR_TYPE_NAMES, record, save, sum_to, wants_grad
-from .shape import squeeze_dim_of_matmul, unsqueeze
+from .arithmetic import mul
+from .broadcasting import summed_to_inputs
+from .recording import SCALAR_TYPE_NAMES, record
+from .scalar import mul_scalar
+from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 
 def _strides(array):
@@ -96,13 +98,11 @@ def mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     _check_dtypes(self, mat2)
     data = self._data @ mat2._data
-    if not wants_grad(self, mat2):
-        return Tensor._make(data)
     saved = {
-        "mat2": save(mat2) if self.requires_grad else None,
+        "mat2": mat2 if self.requires_grad else None,
         "mat2_sym_sizes": mat2._data.shape,
         "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
-        "self": save(self) if mat2.requires_grad else None,
+        "self": self if mat2.requires_grad else None,
         "self_sym_sizes": self._data.shape,
         "self_sym_strides": _strides(self._data) if self.requires_grad else (),
     }
@@ -122,11 +122,9 @@ def bmm(self, mat2):
         )
     _check_dtypes(self, mat2, "bmm")
     data = self._data @ mat2._data
-    if not wants_grad(self, mat2):
-        return Tensor._make(data)
     saved = {
-        "mat2": save(mat2) if self.requires_grad else None,
-        "self": save(self) if mat2.requires_grad else None,
+        "mat2": mat2 if self.requires_grad else None,
+        "self": self if mat2.requires_grad else None,
     }
     return record(BmmBackward0, data, (self, mat2), saved)
 
@@ -140,11 +138,9 @@ def mv(self, vec):
             f"{self._data.shape[1]}), vec ({vec._data.shape[0]})"
         )
     data = self._data @ vec._data
-    if not wants_grad(self, vec):
-        return Tensor._make(data)
     saved = {
-        "self": save(self) if vec.requires_grad else None,
-        "vec": save(vec) if self.requires_grad else None,
+        "self": self if vec.requires_grad else None,
+        "vec": vec if self.requires_grad else None,
     }
     return record(MvBackward0, data, (self, vec), saved)
 
@@ -159,11 +155,9 @@ def dot(self, other):
             f"and {other._data.size} elements respectively"
         )
     data = np.asarray(self._data @ other._data)
-    if not wants_grad(self, other):
-        return Tensor._make(data)
     saved = {
-        "self": save(self) if other.requires_grad else None,
-        "tensor": save(other) if self.requires_grad else None,
+        "self": self if other.requires_grad else None,
+        "tensor": other if self.requires_grad else None,
     }
     return record(DotBackward0, data, (self, other), saved)
 
@@ -202,11 +196,7 @@ def matmul(self, other):
 
 
 def _unsafe_view(t, shape):
-    from .shape import UnsafeViewBackward0
-
     data = t._data.reshape(shape)
-    if not wants_grad(t):
-        return Tensor._make(data)
     return record(UnsafeViewBackward0, data, (t,), {"self_sym_sizes": t._data.shape})
 
 
@@ -223,8 +213,9 @@ class AddmmBackward0(Node):
 
     def apply(self, g):
         alpha, beta = self._saved["alpha"], self._saved["beta"]
-        return (
-            sum_to(_times(g, beta), self._info) if self.needs_input_grad(0) else None,
+        return summed_to_inputs(
+            self,
+            _times(g, beta) if self.needs_input_grad(0) else None,
             _times(mm(g, self.saved("mat2").t()), alpha) if self.needs_input_grad(1) else None,
             _times(mm(self.saved("mat1").t(), g), alpha) if self.needs_input_grad(2) else None,
         )
@@ -250,19 +241,17 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         data *= alpha
     if beta != 0:  # beta = 0 ignores self, NaN included (PyTorch's rule)
         data += self._data if beta == 1 else beta * self._data
-    if not wants_grad(self, mat1, mat2):
-        return Tensor._make(data)
     saved = {
         "alpha": alpha,
         "beta": beta,
-        "mat1": save(mat1) if mat2.requires_grad else None,
+        "mat1": mat1 if mat2.requires_grad else None,
         "mat1_sym_sizes": mat1._data.shape,
         "mat1_sym_strides": _strides(mat1._data) if mat1.requires_grad else (),
-        "mat2": save(mat2) if mat1.requires_grad else None,
+        "mat2": mat2 if mat1.requires_grad else None,
         "mat2_sym_sizes": mat2._data.shape,
         "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
     }
-    return record(AddmmBackward0, data, (self, mat1, mat2), saved, info=self._data.shape)
+    return record(AddmmBackward0, data, (self, mat1, mat2), saved, broadcasts=True)
 
 
 def outer(self, vec2):
@@ -303,8 +292,6 @@ def trace(self):
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     wide = np.int64 if self._data.dtype.kind in "iu" else None  # PyTorch's for integers
     data = np.asarray(np.trace(self._data, dtype=wide))
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(TraceBackward0, data, (self,), {"self_sym_sizes": self._data.shape})
 
 
@@ -339,15 +326,11 @@ def diag(self, diagonal=0):
     x = self._data
     if x.ndim == 2:
         data = np.diagonal(x, diagonal).copy()
-        if not wants_grad(self):
-            return Tensor._make(data)
         saved = {"dim1": 0, "dim2": 1, "offset": diagonal, "self_sym_sizes": x.shape}
         return record(DiagonalBackward0_copy, data, (self,), saved)
     if x.ndim != 1:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
     data = np.diag(x, diagonal)
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(DiagEmbedBackward0, data, (self,), {"dim1": -2, "dim2": -1, "offset": diagonal})
 
 
@@ -389,6 +372,4 @@ def _triangle(self, diagonal, name, numpy_fn, node_type):
     if self._data.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     data = numpy_fn(self._data, diagonal)
-    if not wants_grad(self):
-        return Tensor._make(data)
     return record(node_type, data, (self,), {"diagonal": diagonal})

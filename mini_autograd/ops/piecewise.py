@@ -7,17 +7,9 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .arithmetic import broadcast_shape, div_scalar
-from .recording import (
-    as_tensor,
-    check_tensor,
-    record,
-    result_type,
-    save,
-    scalar_type_name,
-    sum_to,
-    wants_grad,
-)
+from .broadcasting import broadcast_shape, summed_to_inputs
+from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
+from .scalar import div_scalar
 
 # The C++ names PyTorch's masked_fill prints for a mask that is not bool
 _C_TYPE_NAMES = {
@@ -38,16 +30,12 @@ class WhereBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        condition, (self_shape, other_shape) = self.saved("condition"), self._info
-        return (
-            _passes(condition, g, self_shape) if self.needs_input_grad(0) else None,
-            sum_to(where(condition, 0, g), other_shape) if self.needs_input_grad(1) else None,
+        condition = self.saved("condition")
+        return summed_to_inputs(
+            self,
+            where(condition, g, 0) if self.needs_input_grad(0) else None,
+            where(condition, 0, g) if self.needs_input_grad(1) else None,
         )
-
-
-def _passes(condition, g, shape):
-    """g where condition holds, else 0, summed back to `shape` (an input's shape)."""
-    return sum_to(where(condition, g, 0), shape)
 
 
 def _inside(x, low, high):
@@ -80,8 +68,7 @@ class ClampBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        x, shapes = self.saved("self"), self._info
-        low, high = self.saved("min"), self.saved("max")
+        x, low, high = self.saved("self"), self.saved("min"), self.saved("max")
         to_low = to_high = None
         if self.needs_input_grad(1):
             below = x < low
@@ -89,10 +76,11 @@ class ClampBackward0(Node):
         if self.needs_input_grad(2):
             above = x > high
             to_high = above if low is None else Tensor._make(above._data | (high < low)._data)
-        return (
-            _passes(_inside(x, low, high), g, shapes[0]) if self.needs_input_grad(0) else None,
-            None if to_low is None else _passes(to_low, g, shapes[1]),
-            None if to_high is None else _passes(to_high, g, shapes[2]),
+        return summed_to_inputs(
+            self,
+            where(_inside(x, low, high), g, 0) if self.needs_input_grad(0) else None,
+            None if to_low is None else where(to_low, g, 0),
+            None if to_high is None else where(to_high, g, 0),
         )
 
 
@@ -112,9 +100,10 @@ class ClampMinBackward1(Node):
 
     def apply(self, g):
         x, bound = self.saved("self"), self.saved("min")
-        return (
-            _passes(x >= bound, g, self._info[0]) if self.needs_input_grad(0) else None,
-            _passes(x < bound, g, self._info[1]) if self.needs_input_grad(1) else None,
+        return summed_to_inputs(
+            self,
+            where(x >= bound, g, 0) if self.needs_input_grad(0) else None,
+            where(x < bound, g, 0) if self.needs_input_grad(1) else None,
         )
 
 
@@ -134,9 +123,10 @@ class ClampMaxBackward1(Node):
 
     def apply(self, g):
         x, bound = self.saved("self"), self.saved("max")
-        return (
-            _passes(x <= bound, g, self._info[0]) if self.needs_input_grad(0) else None,
-            _passes(x > bound, g, self._info[1]) if self.needs_input_grad(1) else None,
+        return summed_to_inputs(
+            self,
+            where(x <= bound, g, 0) if self.needs_input_grad(0) else None,
+            where(x > bound, g, 0) if self.needs_input_grad(1) else None,
         )
 
 
@@ -162,12 +152,13 @@ class MinimumBackward0(Node):
 
 def _share(node, g, ties, lost):
     """(d self, d other): g, halved where they tie, 0 where that input lost."""
-    return tuple(
-        sum_to(masked_fill(where(ties, div_scalar(g, 2), g), lost[i], 0), node._info[i])
+    grads = [
+        masked_fill(where(ties, div_scalar(g, 2), g), lost[i], 0)
         if node.needs_input_grad(i)
         else None
         for i in range(2)
-    )
+    ]
+    return summed_to_inputs(node, *grads)
 
 
 class MaskedFillBackward0(Node):
@@ -176,7 +167,7 @@ class MaskedFillBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (sum_to(masked_fill(g, self.saved("mask"), 0), self._info[0]),)
+        return summed_to_inputs(self, masked_fill(g, self.saved("mask"), 0))
 
 
 class MaskedFillBackward1(Node):
@@ -187,8 +178,9 @@ class MaskedFillBackward1(Node):
 
     def apply(self, g):
         mask = self.saved("mask")
-        return (
-            sum_to(masked_fill(g, mask, 0), self._info[0]) if self.needs_input_grad(0) else None,
+        return summed_to_inputs(
+            self,
+            masked_fill(g, mask, 0) if self.needs_input_grad(0) else None,
             where(mask, g, 0).sum() if self.needs_input_grad(1) else None,
         )
 
@@ -209,10 +201,7 @@ def where(condition, input=None, other=None):
     input, other = as_tensor(input, dtype), as_tensor(other, dtype)
     broadcast_shape(condition, input, other)
     data = np.where(condition._data, input._data.astype(dtype), other._data.astype(dtype))
-    if not wants_grad(input, other):
-        return Tensor._make(data)
-    saved = {"condition": save(condition)}
-    return record(WhereBackward0, data, (input, other), saved, broadcasts=True)
+    return record(WhereBackward0, data, (input, other), {"condition": condition}, broadcasts=True)
 
 
 def where_method(self, condition, other):
@@ -255,14 +244,9 @@ def _clamp(self, bounds, node_type):
     if high is not None:
         data = np.minimum(data, as_tensor(high, dtype)._data.astype(dtype))
     if not tensors:  # numbers are saved as they are; no edges for them
-        if not wants_grad(self):
-            return Tensor._make(data)
-        return record(node_type, data, (self,), {**bounds, "self": save(self)})
-    if not wants_grad(self, *tensors):
-        return Tensor._make(data)
-    saved = {name: save(b) for name, b in bounds.items()}
+        return record(node_type, data, (self,), {**bounds, "self": self})
     inputs = (self, low, high) if node_type is ClampBackward0 else (self, *tensors)
-    return record(node_type, data, inputs, {**saved, "self": save(self)}, broadcasts=True)
+    return record(node_type, data, inputs, {**bounds, "self": self}, broadcasts=True)
 
 
 def maximum(self, other):
@@ -280,9 +264,7 @@ def _extreme(self, other, name, numpy_fn, node_type):
     broadcast_shape(self, other)
     dtype = result_type(self, other)
     data = numpy_fn(self._data.astype(dtype), other._data.astype(dtype))
-    if not wants_grad(self, other):
-        return Tensor._make(data)
-    saved = {"other": save(other), "self": save(self)}
+    saved = {"other": other, "self": self}
     return record(node_type, data, (self, other), saved, broadcasts=True)
 
 
@@ -302,10 +284,5 @@ def masked_fill(self, mask, value):
     fill = value._data if isinstance(value, Tensor) else value
     data = np.where(mask._data, np.asarray(fill).astype(self._data.dtype), self._data)
     if not isinstance(value, Tensor):
-        if not wants_grad(self):
-            return Tensor._make(data)
-        return record(MaskedFillBackward0, data, (self,), {"mask": save(mask)}, broadcasts=True)
-    if not wants_grad(self, value):
-        return Tensor._make(data)
-    saved = {"mask": save(mask)}
-    return record(MaskedFillBackward1, data, (self, value), saved, broadcasts=True)
+        return record(MaskedFillBackward0, data, (self,), {"mask": mask}, broadcasts=True)
+    return record(MaskedFillBackward1, data, (self, value), {"mask": mask}, broadcasts=True)

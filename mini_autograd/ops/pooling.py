@@ -16,7 +16,7 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .convolution import _windows
-from .recording import record, save, wants_grad
+from .recording import record
 from .reductions import mean
 from .shape import normalize_dim, squeeze, unsqueeze
 
@@ -121,7 +121,7 @@ def _add_windows_back(per_window, x_shape, kernel, stride, dilation, padding, ou
 
 def _zeros_like_input(node):
     """The gradient a pooling's backward gives its input: zero (it is linear in the gradient)."""
-    shape, dtype = node._info
+    shape, dtype = node.args
     return Tensor._make(np.zeros(shape, dtype))
 
 
@@ -160,13 +160,9 @@ def max_pool2d_with_indices_backward(grad_output, input, indices):
     g = grad_output._data
     summed = np.bincount(flat.ravel(), weights=g.ravel(), minlength=input._data.size)
     data = summed.astype(g.dtype, copy=False).reshape(input.shape)
-    if not wants_grad(grad_output, input):
-        return Tensor._make(data)
-    saved = {"indices": save(indices)}
-    info = (input._data.shape, input._data.dtype)
-    return record(
-        MaxPool2DWithIndicesBackwardBackward0, data, (grad_output, input), saved, info=info
-    )
+    args = (input._data.shape, input._data.dtype)
+    node_type = MaxPool2DWithIndicesBackwardBackward0
+    return record(node_type, data, (grad_output, input), {"indices": indices}, args=args)
 
 
 def _lowest(dtype):
@@ -200,19 +196,16 @@ def max_pool2d(
     h = np.arange(out_size[0])[:, None] * stride[0] - padding[0] + down * dilation[0]
     w = np.arange(out_size[1]) * stride[1] - padding[1] + right * dilation[1]
     indices = Tensor._make((h * x.shape[-1] + w).reshape(data.shape))
-    if not wants_grad(input):
-        out = Tensor._make(data)
-    else:
-        saved = {
-            "ceil_mode": ceil_mode,
-            "dilation": dilation_given,
-            "kernel_size": kernel_given,
-            "padding": padding_given,
-            "result1": save(indices),
-            "self": save(input),
-            "stride": stride_given,
-        }
-        out = record(MaxPool2DWithIndicesBackward0, data, (input,), saved)
+    saved = {
+        "ceil_mode": ceil_mode,
+        "dilation": dilation_given,
+        "kernel_size": kernel_given,
+        "padding": padding_given,
+        "result1": indices,
+        "self": input,
+        "stride": stride_given,
+    }
+    out = record(MaxPool2DWithIndicesBackward0, data, (input,), saved)
     return (out, indices) if return_indices else out
 
 
@@ -314,12 +307,10 @@ def avg_pool2d_backward(
     share = (g / divisors).astype(g.dtype, copy=False).reshape(-1, 1, 1, *out_size)
     per_window = np.broadcast_to(share, (share.shape[0], *kernel, *out_size))
     data = _add_windows_back(per_window, input.shape, kernel, steps, (1, 1), pads, out_size)
-    if not wants_grad(grad_output, input):
-        return Tensor._make(data)
     saved = dict(zip(_AVG_SETTINGS, (kernel_size, stride, padding, ceil_mode, count_include_pad)))
     saved["divisor_override"] = divisor_override
-    info = (input._data.shape, input._data.dtype)
-    return record(AvgPool2DBackwardBackward0, data, (grad_output, input), saved, info=info)
+    args = (input._data.shape, input._data.dtype)
+    return record(AvgPool2DBackwardBackward0, data, (grad_output, input), saved, args=args)
 
 
 def avg_pool2d(
@@ -347,15 +338,13 @@ def avg_pool2d(
         x.shape, kernel, steps, pads, out_size, count_include_pad, divisor_override
     )
     data = (sums / divisors).astype(sums.dtype, copy=False).reshape(*x.shape[:-2], *out_size)
-    if not wants_grad(input):
-        return Tensor._make(data)
     saved = {
         "ceil_mode": ceil_mode,
         "count_include_pad": count_include_pad,
         "divisor_override": divisor_override,
         "kernel_size": kernel_given,
         "padding": padding_given,
-        "self": save(input),
+        "self": input,
         "stride": stride_given,
     }
     return record(AvgPool2DBackward0, data, (input,), saved)
@@ -419,14 +408,12 @@ def adaptive_avg_pool2d_backward(grad_output, input):
     g = grad_output._data
     rows, cols, counts = _adaptive_matrices(input.shape[-2:], g.shape[-2:], g.dtype)
     data = rows.T @ (g / counts).astype(g.dtype, copy=False) @ cols
-    if not wants_grad(grad_output, input):
-        return Tensor._make(data)
     saved = {
         "grad_output_sym_argsize_minus_1": g.shape[-1],
         "grad_output_sym_argsize_minus_2": g.shape[-2],
     }
-    info = (input._data.shape, input._data.dtype)
-    return record(AdaptiveAvgPool2DBackwardBackward0, data, (grad_output, input), saved, info=info)
+    args = (input._data.shape, input._data.dtype)
+    return record(AdaptiveAvgPool2DBackwardBackward0, data, (grad_output, input), saved, args=args)
 
 
 def _adaptive_avg_pool2d(input, output_size):
@@ -442,9 +429,7 @@ def _adaptive_avg_pool2d(input, output_size):
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{kind}'")
     rows, cols, counts = _adaptive_matrices(x.shape[-2:], output_size, x.dtype)
     data = (rows @ x @ cols.T / counts).astype(x.dtype, copy=False)
-    if not wants_grad(input):
-        return Tensor._make(data)
-    return record(AdaptiveAvgPool2DBackward0, data, (input,), {"self": save(input)})
+    return record(AdaptiveAvgPool2DBackward0, data, (input,), {"self": input})
 
 
 def adaptive_avg_pool2d(input, output_size):

@@ -2,19 +2,20 @@
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, events
 from ..grad_mode import GradMode
 from ..node import edge_of
 from ..saved import SavedTensor
-from ..tensor import Tensor, other_library
+from ..tensor import Tensor
+from ..tensor_data import other_library
 
 
 def wants_grad(*tensors):
-    """True when grad mode is on and any input requires grad."""
+    """True when grad mode is on and any input requires grad (None stands for no input)."""
     if not GradMode.enabled:
         return False
     for t in tensors:
-        if t.requires_grad:
+        if t is not None and t.requires_grad:
             return True
     return False
 
@@ -167,40 +168,48 @@ def check_tensor(value, op, name, position):
 
 
 def save(tensor):
-    """Save an input for backward (None stays None: conditional saving)."""
+    """Save an input for backward (None stays None); `record` saves the tensors it is given."""
     return None if tensor is None else SavedTensor(tensor)
 
 
-def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=False, info=None):
-    """The output tensor of an operation whose backward is `node_type`.
+def _kept(value):
+    """What a node keeps of a saved value: a tensor (or a tuple of them) as a SavedTensor."""
+    if isinstance(value, Tensor):
+        return SavedTensor(value)
+    if type(value) is tuple and value and isinstance(value[0], Tensor):
+        return tuple([SavedTensor(v) for v in value])
+    return value
 
+
+def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=False, args=None):
+    """The result of an operation: recorded by a new `node_type` node when it needs a gradient.
+
+    Every operation ends here, and this is where the decision is taken once for all: outside
+    grad mode, or when no input requires grad, the result is a plain tensor and nothing is kept.
     `inputs` are the tensors the gradient flows back to (in order; None for an input that
     cannot have one, such as an absent clamp bound); `saved` maps PyTorch's attribute names to
-    what the node keeps; `save_result_as` saves the output itself. `info` is what backward
-    needs beyond that (PyTorch keeps it out of sight too); with `broadcasts` it is the input
-    shapes, so backward can undo broadcasting.
+    what the node keeps: tensors are saved (checked and freed as PyTorch's SavedVariable),
+    numbers and None are kept as they are. `save_result_as` saves the output itself. `args` are
+    the other arguments backward needs, which PyTorch keeps out of sight too; with `broadcasts`
+    the node keeps the input shapes, so backward can undo broadcasting.
     """
-    if broadcasts:
-        info = tuple([None if t is None else t._data.shape for t in inputs])
+    if not (GradMode.enabled and wants_grad(*inputs)):  # grad mode is off inside backward
+        return Tensor._make(data)
+    if saved:
+        saved = {name: _kept(value) for name, value in saved.items()}
+    shapes = tuple([None if t is None else t._data.shape for t in inputs]) if broadcasts else None
     edges = tuple([(None, 0) if t is None else edge_of(t) for t in inputs])
-    node = node_type(edges, saved, info)
-    if node._origin is not None:
-        node._origin.shape = data.shape
+    node = node_type(edges, saved, args, shapes)
     out = Tensor._make(data, True, node)
     if save_result_as is not None:
         node._saved[save_result_as] = SavedTensor(out, is_output=True)
+    if events.node_created:
+        announce(node, out)
     return out
 
 
-def sum_to(grad, shape):
-    """Undo broadcasting: sum `grad` over the dimensions that were expanded to reach its shape."""
-    if grad._data.shape == shape:
-        return grad
-    if not shape:
-        return grad.sum()
-    lead = grad.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1
-    )
-    summed = grad.sum(dims, keepdim=True) if dims else grad
-    return summed.reshape(shape) if summed.shape != shape else summed
+def announce(node, out):
+    """Tell the observers of events.node_created that `node` made `out`, as `record` does: for a
+    node made by hand (several outputs, or an in-place change that `out` already holds)."""
+    for observer in events.node_created:
+        observer(node, out)

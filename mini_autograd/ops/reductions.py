@@ -14,11 +14,11 @@ import numpy as np
 from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
-from .arithmetic import div_scalar, mul_scalar
 from .elementwise import cast
 from .indexing import ScatterBackward0, flip, scatter_into_zeros
 from .piecewise import masked_fill, maximum, minimum, where
-from .recording import SCALAR_TYPE_NAMES, float_values, record, save, scalar_type_name, wants_grad
+from .recording import SCALAR_TYPE_NAMES, float_values, record, scalar_type_name
+from .scalar import div_scalar, mul_scalar
 from .shape import cat, normalize_dim
 
 # what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max
@@ -89,7 +89,7 @@ class SumBackward0(Node):
 
     def apply(self, g):
         g = _expand_back(g, None, False, self._saved["self_sym_sizes"])
-        return (g if self._info is None else _to_input_dtype(g, self._info),)
+        return (g if self.args is None else _to_input_dtype(g, self.args),)
 
 
 class SumBackward1(Node):
@@ -98,7 +98,7 @@ class SumBackward1(Node):
     __slots__ = ()
 
     def apply(self, g):
-        s, (dims, dtype) = self._saved, self._info
+        s, (dims, dtype) = self._saved, self.args
         g = _expand_back(g, dims, s["keepdim"], s["self_sym_sizes"])
         return (g if dtype is None else _to_input_dtype(g, dtype),)
 
@@ -111,7 +111,7 @@ class MeanBackward0(Node):
     def apply(self, g):
         s = self._saved
         g = div_scalar(_expand_back(g, None, False, s["self_sym_sizes"]), s["self_sym_numel"])
-        return (g if self._info is None else _to_input_dtype(g, self._info),)
+        return (g if self.args is None else _to_input_dtype(g, self.args),)
 
 
 class MeanBackward1(Node):
@@ -120,7 +120,7 @@ class MeanBackward1(Node):
     __slots__ = ()
 
     def apply(self, g):
-        s, (dims, dtype) = self._saved, self._info
+        s, (dims, dtype) = self._saved, self.args
         count = s["self_sym_numel"] // (g._data.size or 1)
         g = div_scalar(_expand_back(g, dims, s["keepdim"], s["self_sym_sizes"]), count)
         return (g if dtype is None else _to_input_dtype(g, dtype),)
@@ -268,14 +268,12 @@ def sum(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
     dims = _normalize_dims(dim, self._data.ndim)
     x = self._data if dtype is None else _in_dtype(self, dtype)
     data = np.asarray(np.sum(x, axis=dims, keepdims=keepdim))
-    if not wants_grad(self):
-        return Tensor._make(data)
     changed = None if dtype is None else self._data.dtype  # the gradient is cast back to it
     if dims is None:
         saved = {"self_sym_sizes": self._data.shape}
-        return record(SumBackward0, data, (self,), saved, info=changed)
+        return record(SumBackward0, data, (self,), saved, args=changed)
     saved = {"dim": _as_given(dim), "keepdim": keepdim, "self_sym_sizes": self._data.shape}
-    return record(SumBackward1, data, (self,), saved, info=(dims, changed))
+    return record(SumBackward1, data, (self,), saved, args=(dims, changed))
 
 
 def mean(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
@@ -294,14 +292,12 @@ def mean(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
         )
     dims = _normalize_dims(dim, self._data.ndim)
     data = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
-    if not wants_grad(self):
-        return Tensor._make(data)
     saved = {"self_sym_numel": self._data.size, "self_sym_sizes": self._data.shape}
     changed = None if dtype is None else self._data.dtype  # the gradient is cast back to it
     if dims is None:
-        return record(MeanBackward0, data, (self,), saved, info=changed)
+        return record(MeanBackward0, data, (self,), saved, args=changed)
     saved.update(dim=_as_given(dim), keepdim=keepdim)
-    return record(MeanBackward1, data, (self,), saved, info=(dims, changed))
+    return record(MeanBackward1, data, (self,), saved, args=(dims, changed))
 
 
 def max(self, dim=None, keepdim=False, axis=None, keepdims=None):
@@ -336,17 +332,13 @@ def _extreme(self, dim, keepdim, name, numpy_fn, numpy_arg, result_type):
     if dim is None:
         _check_not_empty(self, name, "Specify the reduction dim with the 'dim' argument.")
         data = np.asarray(numpy_fn(self._data))
-        if not wants_grad(self):
-            return Tensor._make(data)
-        return record(whole, data, (self,), {"self": save(self)}, save_result_as="result")
+        return record(whole, data, (self,), {"self": self}, save_result_as="result")
     d = _reduced_dim(self, dim, name)
     indices = Tensor._make(np.asarray(numpy_arg(self._data, axis=d, keepdims=keepdim)))
     data = numpy_fn(self._data, axis=d, keepdims=keepdim)
-    if not wants_grad(self):
-        return result_type(Tensor._make(data), indices)
     saved = {
         "dim": dim,
-        "indices": save(indices),
+        "indices": indices,
         "keepdim": keepdim,
         "self_sym_sizes": self._data.shape,
     }
@@ -399,11 +391,9 @@ def prod(self, dim=None, keepdim=False, axis=None, keepdims=None):
     d = None if dim is None else normalize_dim(dim, self._data.ndim)
     dtype = np.int64 if self._data.dtype.kind in "biu" else None  # PyTorch's for integers
     data = np.asarray(np.prod(self._data, d, dtype, keepdims=keepdim and dim is not None))
-    if not wants_grad(self):
-        return Tensor._make(data)
     if dim is None:
-        return record(ProdBackward0, data, (self,), {"self": save(self)}, save_result_as="result")
-    saved = {"dim": dim, "keepdim": keepdim, "self": save(self)}
+        return record(ProdBackward0, data, (self,), {"self": self}, save_result_as="result")
+    saved = {"dim": dim, "keepdim": keepdim, "self": self}
     return record(ProdBackward1, data, (self,), saved, save_result_as="result")
 
 
@@ -447,13 +437,11 @@ def _variance(self, dim, unbiased, keepdim, correction, name):
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.sum(squares, axis=dims, keepdims=keepdim) / np.maximum(dof, 0)
     data = np.asarray(np.sqrt(values) if name == "std" else values, dtype=x.dtype)
-    if not wants_grad(self):
-        return Tensor._make(data)
     saved = {
         "correction": correction,
         "dim": None if dim is None else _as_given(dim),
         "keepdim": keepdim,
-        "self": save(self),
+        "self": self,
     }
     if name == "std":
         return record(StdBackward0, data, (self,), saved, save_result_as="result")
@@ -474,9 +462,7 @@ def logsumexp(self, dim=None, keepdim=False, axis=None, keepdims=None):
     if not keepdim:
         data = np.squeeze(data, dims)
     data = np.asarray(data, dtype=x.dtype)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"dim": _as_given(dim), "keepdim": keepdim, "self": save(self)}
+    saved = {"dim": _as_given(dim), "keepdim": keepdim, "self": self}
     return record(LogsumexpBackward0, data, (self,), saved, save_result_as="result")
 
 
@@ -517,7 +503,7 @@ class LinalgVectorNormBackward0(Node):
     def apply(self, g):
         s = self._saved
         x, result = self.saved("self"), self.saved("result")
-        dims, order = self._info, s["ord"]
+        dims, order = self.args, s["ord"]
         if dims is not None and not s["keepdim"]:
             for d in dims:  # ascending, so each dim lands where it was
                 g, result = g.unsqueeze(d), result.unsqueeze(d)
@@ -562,15 +548,13 @@ def norm(self, p="fro", dim=None, keepdim=False):
     else:
         values = np.sum(magnitude**order, axis=dims, keepdims=keepdim) ** (1 / order)
     data = np.asarray(values, dtype=self._data.dtype)
-    if not wants_grad(self):
-        return Tensor._make(data)
     saved = {
         "dim": None if dim is None else _as_given(dim),
         "keepdim": keepdim,
         "ord": order,
-        "self": save(self),
+        "self": self,
     }
-    return record(LinalgVectorNormBackward0, data, (self,), saved, "result", info=dims)
+    return record(LinalgVectorNormBackward0, data, (self,), saved, "result", args=dims)
 
 
 def count_nonzero(self, dim=None, axis=None):
@@ -588,7 +572,7 @@ class AmaxBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        x, result, dims = self.saved("self"), self.saved("result"), self._info
+        x, result, dims = self.saved("self"), self.saved("result"), self.args
         if not self._saved["keepdim"]:
             g, result = _unsqueeze_dims(g, dims), _unsqueeze_dims(result, dims)
         mask = x == result
@@ -619,10 +603,8 @@ def _amax_amin(self, dim, keepdim, axis, keepdims, name, numpy_fn, node_type):
         _check_not_empty(self, name, "Specify the reduction dim with the 'dim' argument.")
     dims = tuple(sorted(_reduced_dim(self, d, name) for d in given)) or tuple(range(self.ndim))
     data = np.asarray(numpy_fn(self._data, axis=dims, keepdims=keepdim))
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"dim": given, "keepdim": keepdim, "self": save(self)}
-    return record(node_type, data, (self,), saved, save_result_as="result", info=dims)
+    saved = {"dim": given, "keepdim": keepdim, "self": self}
+    return record(node_type, data, (self,), saved, save_result_as="result", args=dims)
 
 
 # --- cumsum and cumprod: running sums and products along a dim --------------------------------
@@ -637,7 +619,7 @@ class CumsumBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        g, dim = _to_input_dtype(g, self._info), self._saved["dim"]
+        g, dim = _to_input_dtype(g, self.args), self._saved["dim"]
         if g._data.size <= 1 or g._data.shape[dim] == 1:
             return (g,)
         return (_reversed_cumsum(g, dim),)
@@ -697,11 +679,9 @@ def _running(self, dim, dtype, name, numpy_fn, node_type):
     x = self._data if dtype is None else _in_dtype(self, dtype)
     wide = np.int64 if x.dtype.kind in "biu" else None  # PyTorch's for integers
     data = numpy_fn(x, axis=d, dtype=wide) if x.ndim else x.astype(wide or x.dtype)
-    if not wants_grad(self):
-        return Tensor._make(data)
     if node_type is CumsumBackward0:
-        return record(node_type, data, (self,), {"dim": dim}, info=self._data.dtype)
-    saved = {"dim": dim, "self": save(self)}
+        return record(node_type, data, (self,), {"dim": dim}, args=self._data.dtype)
+    saved = {"dim": dim, "self": self}
     return record(node_type, data, (self,), saved, save_result_as="result")
 
 
@@ -778,9 +758,7 @@ def _select_positions(self, dim, order, descending, node_type, result_type):
         indices = order(self._data, d, descending)
         data = np.take_along_axis(self._data, indices, axis=d)
     indices = Tensor._make(indices)
-    if not wants_grad(self):
-        return result_type(Tensor._make(data), indices)
-    saved = {"dim": dim, "indices": save(indices), "self_sym_sizes": self._data.shape}
+    saved = {"dim": dim, "indices": indices, "self_sym_sizes": self._data.shape}
     return result_type(record(node_type, data, (self,), saved), indices)
 
 
@@ -805,11 +783,9 @@ def kthvalue(self, k, dim=None, keepdim=False, axis=None, keepdims=None):
         if not keepdim:
             index, data = np.squeeze(index, d), np.squeeze(data, d)
         indices = Tensor._make(index)
-    if not wants_grad(self):
-        return KthvalueResult(Tensor._make(data), indices)
     saved = {
         "dim": dim,
-        "indices": save(indices),
+        "indices": indices,
         "keepdim": keepdim,
         "self_sym_sizes": self._data.shape,
     }

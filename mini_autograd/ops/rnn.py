@@ -4,19 +4,59 @@ PyTorch runs `nn.LSTM` on the CPU as one fused oneDNN kernel per layer, recorded
 `MkldnnRnnLayerBackward0` node. Doing the same here gives the same graph as PyTorch and
 turns about 20 recorded operations per time step into one node per layer: the loops below
 make a few numpy calls per step and no Python objects.
+
+nn.LSTMCell's step (`lstm_step`) lives here too: the same arithmetic recorded operation by
+operation, which the fused node replays when its own backward must be differentiated.
 """
 
 import numpy as np
 
-from ..engine import grad
+from .. import events
+from ..backward_calls import grad
 from ..grad_mode import GradMode
 from ..node import Node, edge_of
 from ..saved import SavedTensor
 from ..tensor import Tensor
+from .elementwise import sigmoid, tanh
+from .linalg import addmm, matmul
 from .recording import save, wants_grad
-from .shape import stack
+from .shape import SplitBackward0, _split, stack
 
 
+# --- nn.LSTMCell's step, recorded operation by operation --------------------------------------
+class UnsafeSplitBackward0(SplitBackward0):
+    """outs = self.unsafe_chunk(chunks, 1):  d self = the pieces' gradients joined along dim 1."""
+
+    __slots__ = ()
+
+
+def _unsafe_chunk(gates, chunks):
+    """gates (B, chunks * H) cut into `chunks` blocks (B, H) along dim 1, as PyTorch's cells do."""
+    size = gates.shape[1] // chunks
+    saved = {"dim": 1, "self_sym_sizes": gates._data.shape, "split_size": size}
+    return _split(gates, 1, [size] * chunks, UnsafeSplitBackward0, saved)
+
+
+def _linear(x, weight, bias):
+    """x @ weight.T + bias for a 2-D x, recorded as F.linear records it: one addmm, or a matmul
+    when there is no bias."""
+    if bias is None:
+        return matmul(x, weight.t())
+    return addmm(bias, x, weight.t())
+
+
+def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh):
+    """i, f, g, o = gates (PyTorch's order);  c' = sigmoid(f) * c + sigmoid(i) * tanh(g);
+    h' = sigmoid(o) * tanh(c'), with gates = h @ W_hh.T + b_hh + x @ W_ih.T + b_ih."""
+    h, c = state
+    gates = _linear(h, w_hh, b_hh) + _linear(x, w_ih, b_ih)
+    i, f, g, o = _unsafe_chunk(gates, 4)
+    i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
+    c_next = f * c + i * g
+    return o * tanh(c_next), c_next
+
+
+# --- the whole layer as one node ----------------------------------------------------------------
 def _split_gates(array, n):
     """The four gates stacked along the last axis, in PyTorch's order: i, f, g, o (views)."""
     return tuple(array[..., k * n : (k + 1) * n] for k in range(4))
@@ -72,8 +112,6 @@ class MkldnnRnnLayerBackward0(Node):
     def _recorded_backward(self, grad_out, grad_hy, grad_cy):
         """Under create_graph=True: the sequence recomputed step by step with recorded operations
         (nn.LSTMCell's step), and differentiated by autograd.grad, so the gradients have a graph."""
-        from ..nn.layers import lstm_step  # nn.layers imports this module
-
         inputs = [self.saved(name) for name in _INPUT_NAMES]
         x, w_ih, w_hh, b_ih, b_hh, h, c = inputs
         outputs = []
@@ -116,9 +154,10 @@ def lstm_layer(x, hx, cx, w_ih, w_hh, b_ih, b_hh, num_layers=1, batch_first=Fals
         "train": train,
     }
     node = MkldnnRnnLayerBackward0(tuple([edge_of(t) for t in inputs]), saved)
-    if node._origin is not None:
-        node._origin.shape = out.shape
     results = tuple(Tensor._make(data, True, node, nr) for nr, data in enumerate((out, hy, cy)))
+    if events.node_created:
+        for observer in events.node_created:
+            observer(node, results[0])
     for nr, result in enumerate(results):
         saved[f"result{nr}"] = SavedTensor(result, is_output=True)
     saved["result3"] = save(Tensor._make(workspace))
@@ -128,18 +167,17 @@ def lstm_layer(x, hx, cx, w_ih, w_hh, b_ih, b_hh, num_layers=1, batch_first=Fals
 def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx):
     """numpy forward of one layer: the outputs (T, B, H) and the workspace.
 
-    The workspace is one buffer holding, for every step, the four activated gates, the new cell
-    state and its tanh (see `_workspace_parts`).
+    sigmoid(a) = 1 / (1 + exp(-a)) and tanh(a) = 2 / (1 + exp(-2a)) - 1, so one exp activates
+    all four gates; the factors -1 and -2 are folded into the weights and biases (exact: powers
+    of two). The workspace holds, for every step, the four activated gates, the new cell state
+    and its tanh (see `_workspace_parts`).
     """
     steps, batch, features = x.shape
     n = hx.shape[-1]
     workspace = np.empty(steps * batch * 6 * n, x.dtype)
     gates, cells, tanh_cells = _workspace_parts(workspace, steps, batch, n)
-    # sigmoid(a) = (1 + tanh(a / 2)) / 2, so one tanh call activates all four gates (g: tanh(a)).
-    # The halving is folded into the weights, once per sequence instead of once per step.
-    scale = np.full(4 * n, 0.5, x.dtype)
-    _split_gates(scale, n)[2][:] = 1
-    shift = 1 - scale
+    scale = np.full(4 * n, -1, x.dtype)
+    _split_gates(scale, n)[2][:] = -2
     # The input part of every step's gates at once: one large matrix product.
     np.matmul(
         x.reshape(steps * batch, features),
@@ -147,18 +185,24 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx):
         out=gates.reshape(steps * batch, 4 * n),
     )
     gates += (b_ih + b_hh) * scale
+    w_hh_t = (w_hh * scale[:, None]).T
     out = np.empty((steps, batch, n), x.dtype)
-    h, c, w_hh_t = hx, cx, (w_hh * scale[:, None]).T
-    for t in range(steps):
-        a = gates[t]
-        a += h @ w_hh_t
-        np.tanh(a, out=a)
-        a *= scale
-        a += shift
-        i, f, g, o = _split_gates(a, n)
-        c = np.multiply(f, c, out=cells[t])
-        c += i * g
-        h = np.multiply(o, np.tanh(c, out=tanh_cells[t]), out=out[t])
+    hidden, product = np.empty((batch, 4 * n), x.dtype), np.empty((batch, n), x.dtype)
+    i, f, g, o = _split_gates(gates, n)
+    h, c = hx, cx
+    with np.errstate(over="ignore"):  # exp(large) = inf gives the right limit, 1 / inf = 0
+        for t in range(steps):
+            a = gates[t]
+            a += np.matmul(h, w_hh_t, out=hidden)
+            np.exp(a, out=a)
+            a += 1
+            np.divide(1, a, out=a)
+            g_t = g[t]
+            g_t *= 2
+            g_t -= 1
+            c = np.multiply(f[t], c, out=cells[t])
+            c += np.multiply(i[t], g_t, out=product)
+            h = np.multiply(o[t], np.tanh(c, out=tanh_cells[t]), out=out[t])
     return out, workspace
 
 
@@ -172,40 +216,58 @@ def _workspace_parts(workspace, steps, batch, n):
     )
 
 
+def _gate_factors(gates, cells, tanh_cells, cx):
+    """For every step, what turns (dc, dc, dc, dh) into the gates' pre-activation gradients,
+    and o * (1 - tanh(c)^2), the factor from dh to dc.
+
+    d[i f g o] = [dc * g * i(1-i),  dc * c_prev * f(1-f),  dc * i * (1-g^2),  dh * tanh(c) * o(1-o)].
+    None of it depends on the gradient flowing back, so it is computed for all steps at once.
+    """
+    n = cells.shape[-1]
+    i, f, g, o = _split_gates(gates, n)
+    factors = np.subtract(1, gates)
+    factors *= gates  # s(1-s), the slope of a sigmoid s
+    fi, ff, fg, fo = _split_gates(factors, n)
+    np.multiply(g, g, out=fg)
+    np.subtract(1, fg, out=fg)  # 1-g^2, the slope of tanh
+    fi *= g
+    ff[0] *= cx
+    ff[1:] *= cells[:-1]
+    fg *= i
+    fo *= tanh_cells
+    dc_from_dh = np.multiply(tanh_cells, tanh_cells)
+    np.subtract(1, dc_from_dh, out=dc_from_dh)
+    dc_from_dh *= o
+    return factors, dc_from_dh
+
+
 def lstm_backward(
     grad_out, grad_hy, grad_cy, x, hx, cx, w_ih, w_hh, out, workspace, need_input_grad=True
 ):
     """numpy backward through time: gradients for (x, w_ih, w_hh, b_ih, b_hh, hx, cx).
 
     Going back from the last step, with dh and dc the gradients reaching h and c of step t:
-    dc += dh * o * (1 - tanh(c)^2);  the gradients of the activated gates are
-    di = dc * g,  df = dc * c_prev,  dg = dc * i,  do = dh * tanh(c), times the activations'
-    derivatives (s(1-s) for a sigmoid s, 1-g^2 for g); then dh_prev = d[i f g o] @ W_hh and
-    dc_prev = dc * f. The weight gradients sum over all steps.
+    dc += dh * o * (1 - tanh(c)^2);  d[i f g o] from (dc, dc, dc, dh) (see `_gate_factors`);
+    then dh_prev = d[i f g o] @ W_hh and dc_prev = dc * f. The weight gradients are one product
+    over all steps: dW_ih = d_all^T @ x_all, dW_hh = d_all^T @ h_prev_all, db = sum of d_all.
     """
     steps, batch, n = out.shape
     gates, cells, tanh_cells = _workspace_parts(workspace, steps, batch, n)
-    # Everything that does not depend on the gradient flowing back is computed for all steps at once.
-    i, f, g, o = _split_gates(gates, n)
-    slope = gates * (1 - gates)
-    _split_gates(slope, n)[2][:] = 1 - g * g
-    dc_from_dh = o * (1 - tanh_cells * tanh_cells)
-
-    d_gates = np.empty((steps, batch, 4 * n), x.dtype)
-    dh = np.zeros((batch, n), x.dtype) if grad_hy is None else grad_hy
-    dc = np.zeros((batch, n), x.dtype) if grad_cy is None else grad_cy
+    # The factors become the gates' gradients, step by step, in place.
+    d_gates, dc_from_dh = _gate_factors(gates, cells, tanh_cells, cx)
+    blocks = d_gates.reshape(steps, batch, 4, n)
+    forget = _split_gates(gates, n)[1]
+    dh = np.zeros((batch, n), x.dtype) if grad_hy is None else grad_hy.astype(x.dtype, copy=True)
+    dc = np.zeros((batch, n), x.dtype) if grad_cy is None else grad_cy.astype(x.dtype, copy=True)
+    product = np.empty((batch, n), x.dtype)
     for t in range(steps - 1, -1, -1):
         if grad_out is not None:
-            dh = dh + grad_out[t]
-        dc = dc + dh * dc_from_dh[t]
-        di, df, dg, do = _split_gates(d_gates[t], n)
-        np.multiply(dc, g[t], out=di)
-        np.multiply(dc, cells[t - 1] if t else cx, out=df)
-        np.multiply(dc, i[t], out=dg)
-        np.multiply(dh, tanh_cells[t], out=do)
-        d_gates[t] *= slope[t]
-        dh = d_gates[t] @ w_hh
-        dc = dc * f[t]
+            dh += grad_out[t]
+        dc += np.multiply(dh, dc_from_dh[t], out=product)
+        np.multiply(dc[:, None], blocks[t, :, :3], out=blocks[t, :, :3])
+        np.multiply(dh, blocks[t, :, 3], out=blocks[t, :, 3])
+        np.matmul(d_gates[t], w_hh, out=dh)
+        dc *= forget[t]
     d_all = d_gates.reshape(steps * batch, 4 * n)
     grad_x = (d_all @ w_ih).reshape(x.shape) if need_input_grad else None
     h_prev = np.concatenate([hx[None], out[:-1]]).reshape(steps * batch, n)

@@ -11,36 +11,18 @@ import numpy as np
 
 from ..dtypes import TENSOR_TYPE_NAMES
 from ..node import edge_of
-from ..tensor import Tensor, other_library
-from .inplace import _check_inplace_allowed, copy_, fill_, rebase_history
-from .recording import check_tensor, record, save, scalar_type_name, sum_to, wants_grad
-from .shape import SavesIndices, apply_key, expand, index, numpy_key, view
-
-
-class IndexPutBackward0(SavesIndices):
-    """out = self with values put at indices (added, with accumulate):
-    d self = g, with 0 at the indices unless accumulate;  d values = g at the indices, summed to
-    values' shape."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        indices, values_shape = self.saved("indices"), self._info
-        grad_self = grad_values = None
-        if self.needs_input_grad(0):
-            if self._saved["accumulate"]:
-                grad_self = g
-            else:
-                grad_self = _put_copy(g, indices, Tensor._make(np.zeros((), g._data.dtype)))
-        if self.needs_input_grad(1):
-            grad_values = sum_to(index(g, indices), values_shape)
-        return grad_self, grad_values
-
-
-class IndexPutImplBackward0(IndexPutBackward0):
-    """The backward of an index (zeros with g added at the indices), recorded for create_graph."""
-
-    __slots__ = ()
+from ..tensor import Tensor
+from ..tensor_data import other_library
+from .advanced_indexing import (
+    IndexPutBackward0,
+    checked_key,
+    index_put_copy,
+    put_values,
+    saved_indices,
+)
+from .inplace import _check_inplace_allowed, copy_, fill_, record_in_place
+from .recording import wants_grad
+from .shape import apply_key, expand, view
 
 
 def setitem(self, key, value):
@@ -109,53 +91,6 @@ def _indices_arg(indices, op):
     return tuple(indices)
 
 
-def _checked(self, indices, values, op):
-    """The numpy index `indices` make, after PyTorch's checks of the arguments."""
-    check_tensor(values, op, "values", 2)
-    for i in indices:
-        if i is not None and i._data.dtype.kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    if values._data.dtype != self._data.dtype:
-        raise RuntimeError(
-            "Index put requires the source and destination dtypes match, got "
-            f"{scalar_type_name(self)} for the destination and {scalar_type_name(values)} for "
-            "the source."
-        )
-    if len(indices) > self._data.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim}")
-    return numpy_key(self._data.shape, indices)
-
-
-def _put(data, key, values, accumulate):
-    """data[key] = values (+= with accumulate, repeats adding up), or PyTorch's errors."""
-    try:  # the shape of data[key], from a stand-in of data that holds no memory
-        result_shape = np.broadcast_to(np.False_, data.shape)[key].shape
-    except IndexError as error:
-        raise IndexError(str(error).replace(" axis ", " dimension ")) from None
-    if not _broadcasts_to(values._data.shape, result_shape):
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(values._data.shape)} cannot be "
-            f"broadcast to indexing result of shape {list(result_shape)}"
-        )
-    if accumulate:
-        np.add.at(data, key, values._data)
-    else:
-        data[key] = values._data
-
-
-def _broadcasts_to(shape, target):
-    if len(shape) > len(target):
-        return False
-    try:
-        return np.broadcast_shapes(shape, target) == target
-    except ValueError:
-        return False
-
-
-def _saved(indices, accumulate):
-    return {"accumulate": accumulate, "indices": tuple(save(i) for i in indices)}
-
-
 def index_put_(self, indices, values, accumulate=False):
     """self[indices] = values (self[indices] += values with accumulate), in place; indices is a
     tuple of index tensors. backward: IndexPutBackward0."""
@@ -164,40 +99,18 @@ def index_put_(self, indices, values, accumulate=False):
 
 def _put_in_place(self, indices, values, accumulate):
     """index_put_ for PyTorch's list of index tensors (None: a whole dim), as setitem makes it."""
-    key = _checked(self, indices, values, "index_put_")
+    key = checked_key(self, indices, values, "index_put_")
     _check_inplace_allowed(self, values)
-    _put(self._data, key, values, accumulate)
+    put_values(self._data, key, values, accumulate)
     self._bump_version()
-    if wants_grad(self, values):
-        edges = (edge_of(self), edge_of(values))
-        rebase_history(
-            self, IndexPutBackward0(edges, _saved(indices, accumulate), values._data.shape)
-        )
+    if wants_grad(self, values):  # in place: record would make a new tensor
+        saved = {"accumulate": accumulate, "indices": saved_indices(indices)}
+        node = IndexPutBackward0((edge_of(self), edge_of(values)), saved, values._data.shape)
+        record_in_place(self, node)
     return self
 
 
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values put at indices (added, with accumulate); backward:
     IndexPutBackward0."""
-    return _put_copy(self, _indices_arg(indices, "index_put"), values, accumulate)
-
-
-def _put_copy(self, indices, values, accumulate=False):
-    """index_put for PyTorch's list of index tensors (None: a whole dim)."""
-    key = _checked(self, indices, values, "index_put")
-    data = self._data.copy()
-    _put(data, key, values, accumulate)
-    if not wants_grad(self, values):
-        return Tensor._make(data)
-    saved = _saved(indices, accumulate)
-    return record(IndexPutBackward0, data, (self, values), saved, info=values._data.shape)
-
-
-def index_put_into_zeros(values, shape, indices):
-    """zeros(shape) with values added at indices (repeats accumulate): the backward of an index."""
-    data = np.zeros(shape, values._data.dtype)
-    np.add.at(data, numpy_key(shape, indices), values._data)
-    if not wants_grad(values):
-        return Tensor._make(data)
-    saved = _saved(indices, True)
-    return record(IndexPutImplBackward0, data, (None, values), saved, info=values._data.shape)
+    return index_put_copy(self, _indices_arg(indices, "index_put"), values, accumulate)

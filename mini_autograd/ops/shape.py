@@ -1,6 +1,7 @@
-"""Shape operations: views (reshape, transpose, indexing...) and joining (cat, stack).
+"""Shape operations: views (reshape, transpose, x[key]...), joining (cat, stack) and splitting.
 
-Views share memory and the version counter with the tensor they look into, as in PyTorch.
+Views share memory and the version counter with the tensor they look into, as in PyTorch. The
+index tensors of a key (x[[0, 2]], x[mask]) go to advanced_indexing.py, which makes a copy.
 """
 
 import operator
@@ -8,11 +9,14 @@ import warnings
 
 import numpy as np
 
+from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
 from ..grad_mode import GradMode
 from ..node import Node, edge_of
-from ..saved import _TYPE_NAMES
-from ..tensor import Tensor, other_library
-from .recording import record, save, sum_to, wants_grad
+from ..tensor import Tensor
+from ..tensor_data import other_library
+from .advanced_indexing import index, index_put_into_zeros
+from .broadcasting import sum_to
+from .recording import record, wants_grad
 
 INT64_MAX = 2**63 - 1
 
@@ -27,12 +31,12 @@ def normalize_dim(dim, ndim):
     return dim % ndim if ndim else 0
 
 
-def _view_of(self, data, node_type=None, saved=None, info=None):
+def _view_of(self, data, node_type=None, saved=None, args=None):
     """A tensor that shares `self`'s memory and version counter, recorded with `node_type`."""
-    if node_type is None or not wants_grad(self):
+    if node_type is None:
         out = Tensor._make(data)
     else:
-        out = record(node_type, data, (self,), saved, info=info)
+        out = record(node_type, data, (self,), saved, args=args)
     _mark_view(out, self if self._view_base is None else self._view_base)
     return out
 
@@ -84,7 +88,7 @@ class PermuteBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (g.permute(*np.argsort(self._info).tolist()),)
+        return (g.permute(*np.argsort(self.args).tolist()),)
 
 
 class UnsqueezeBackward0(Node):
@@ -93,7 +97,7 @@ class UnsqueezeBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (g.squeeze(self._info),)
+        return (g.squeeze(self.args),)
 
 
 class SqueezeBackward0(Node):
@@ -143,12 +147,8 @@ def reshape(self, *shape):
     except RuntimeError as error:
         if "view size is not compatible" not in str(error):
             raise
-    from .elementwise import clone
-
-    copy = clone(self)
+    copy = self.clone()
     data = copy._data.reshape(shape)
-    if not wants_grad(copy):
-        return Tensor._make(data)
     return record(UnsafeViewBackward0, data, (copy,), {"self_sym_sizes": copy._data.shape})
 
 
@@ -215,7 +215,7 @@ def permute(self, *dims):
     order = tuple(normalize_dim(d, self._data.ndim) for d in dims)
     if len(set(order)) != len(order):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return _view_of(self, self._data.transpose(order), PermuteBackward0, {"dims": dims}, info=order)
+    return _view_of(self, self._data.transpose(order), PermuteBackward0, {"dims": dims}, args=order)
 
 
 def T(self):
@@ -226,7 +226,7 @@ def T(self):
 def unsqueeze(self, dim):
     """Insert a dimension of size 1 at `dim` (a view)."""
     d = normalize_dim(dim, self._data.ndim + 1)
-    return _view_of(self, np.expand_dims(self._data, d), UnsqueezeBackward0, {"dim": dim}, info=d)
+    return _view_of(self, np.expand_dims(self._data, d), UnsqueezeBackward0, {"dim": dim}, args=d)
 
 
 def squeeze(self, dim=None):
@@ -256,7 +256,7 @@ def expand(self, *sizes):
         data = np.broadcast_to(self._data, target)
     except ValueError:
         raise _expand_error(self, sizes) from None
-    if data.shape == self._data.shape and not wants_grad(self):
+    if data.shape == self._data.shape and not wants_grad(self):  # a no-op, nothing to record
         return Tensor._make(self._data)
     return _view_of(self, data, ExpandBackward0, {"self_sym_sizes": self._data.shape})
 
@@ -314,7 +314,7 @@ class SelectBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (_scatter(g, self._saved["self_sym_sizes"], self._info, SelectBackwardBackward0),)
+        return (_scatter(g, self._saved["self_sym_sizes"], self.args, SelectBackwardBackward0),)
 
 
 class SliceBackward0(Node):
@@ -323,29 +323,7 @@ class SliceBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (_scatter(g, self._saved["self_sym_sizes"], self._info, SliceBackwardBackward0),)
-
-
-class SavesIndices(Node):
-    """A node that saved `indices`, PyTorch's Tensor?[]: index tensors, None for a whole dim."""
-
-    __slots__ = ()
-
-    def saved(self, name):
-        if name == "indices":  # Node.saved unpacks only the tuples that start with a tensor
-            return tuple(None if s is None else s.unpack(self) for s in self._saved[name])
-        return super().saved(name)
-
-
-class IndexBackward0(SavesIndices):
-    """out = self[indices]:  d self = zeros with g added at the indices (repeats accumulate)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        from .setitem import index_put_into_zeros
-
-        return (index_put_into_zeros(g, self._saved["self_sym_sizes"], self.saved("indices")),)
+        return (_scatter(g, self._saved["self_sym_sizes"], self.args, SliceBackwardBackward0),)
 
 
 class _ScatterBackward(Node):
@@ -354,7 +332,7 @@ class _ScatterBackward(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (getitem(g, self._info),)
+        return (getitem(g, self.args),)
 
 
 class SelectBackwardBackward0(_ScatterBackward):
@@ -373,9 +351,7 @@ def _scatter(g, shape, key, node_type):
     """zeros(shape) with g placed at `key`, a basic index (ints and slices)."""
     data = np.zeros(shape, dtype=g._data.dtype)
     data[key] = g._data
-    if not wants_grad(g):
-        return Tensor._make(data)
-    return record(node_type, data, (g,), info=key)
+    return record(node_type, data, (g,), args=key)
 
 
 # The key entries that only make views; any other (lists, ranges, arrays, tensors, bools, numpy
@@ -494,62 +470,13 @@ def _index_entry(k):
     return k
 
 
-def numpy_key(shape, indices):
-    """PyTorch's list of index tensors as a numpy index, after PyTorch's checks of them."""
-    key, shapes, dim = [], [], 0
-    for i in indices:
-        if i is None:
-            key.append(slice(None))
-            dim += 1
-            continue
-        array = i._data
-        if array.dtype == bool:
-            for j, n in enumerate(array.shape):
-                if n != shape[dim + j]:
-                    raise IndexError(
-                        f"The shape of the mask {list(array.shape)} at index {j} does not match "
-                        f"the shape of the indexed tensor {list(shape)} at index {dim + j}"
-                    )
-            shapes += [(int(np.count_nonzero(array)),)] * array.ndim  # numpy takes its nonzeros
-            dim += array.ndim
-        else:
-            shapes.append(array.shape)
-            dim += 1
-        key.append(array)
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        listed = ", ".join(str(list(s)) for s in shapes)
-        raise IndexError(
-            f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
-        ) from None
-    return tuple(key)
-
-
-def index(self, indices):
-    """self[indices] for PyTorch's list of index tensors (None: a whole dim), by numpy's rule:
-    index tensors side by side put their broadcast shape where they stand, apart they put it first.
-
-    backward: zeros with g added at the indices (IndexBackward0).
-    """
-    key = numpy_key(self._data.shape, indices)
-    try:
-        data = self._data[key]
-    except IndexError as error:
-        raise IndexError(str(error).replace(" axis ", " dimension ")) from None
-    if not wants_grad(self):
-        return Tensor._make(data)
-    saved = {"indices": tuple(save(i) for i in indices), "self_sym_sizes": self._data.shape}
-    return record(IndexBackward0, data, (self,), saved)
-
-
 def _select(self, dim, index):
     size = self._data.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
     key = (slice(None),) * dim + (index, Ellipsis)  # `...`: numpy's view even of one element
     saved = {"dim": dim, "index": index, "self_sym_sizes": self._data.shape}
-    return _view_of(self, self._data[key], SelectBackward0, saved, info=key)
+    return _view_of(self, self._data[key], SelectBackward0, saved, args=key)
 
 
 def _slice(self, dim, k, keep_full):
@@ -572,7 +499,7 @@ def _slice(self, dim, k, keep_full):
         "start": 0 if start is None else start,
         "step": 1 if step is None else step,
     }
-    return _view_of(self, self._data[key], SliceBackward0, saved, info=key)
+    return _view_of(self, self._data[key], SliceBackward0, saved, args=key)
 
 
 # --- views of the memory itself: as_strided ---------------------------------------------------
@@ -583,10 +510,8 @@ class AsStridedBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        from .setitem import index_put_into_zeros
-
         s = self._saved
-        self_size, self_stride, self_offset, span = self._info
+        self_size, self_stride, self_offset, span = self.args
         offset = self_offset if s["storage_offset"] is None else s["storage_offset"]
         places = Tensor._make(memory_places(s["size"], s["stride"], offset))
         memory = index_put_into_zeros(g, (span,), (places,))
@@ -651,7 +576,7 @@ def as_strided_node(base, size, stride, storage_offset):
     memory (made directly: the view it describes exists already)."""
     strides, span = memory_layout(base._data)
     saved = {"size": size, "stride": stride, "storage_offset": storage_offset}
-    return AsStridedBackward0((edge_of(base),), saved, (base._data.shape, strides, 0, span))
+    return AsStridedBackward0((edge_of(base),), saved, args=(base._data.shape, strides, 0, span))
 
 
 # --- joining -------------------------------------------------------------------------------
@@ -661,7 +586,7 @@ class CatBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        dim, sizes = self._info
+        dim, sizes = self.args
         grads, start = [], 0
         for i, size in enumerate(sizes):
             needed = self.needs_input_grad(i)
@@ -676,7 +601,7 @@ class StackBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        dim = self._info
+        dim = self.args
         return tuple(
             _select(g, dim, i) if self.needs_input_grad(i) else None
             for i in range(len(self.next_functions))
@@ -699,10 +624,8 @@ def cat(tensors, dim=0):
                     f"got size {b} for tensor number {i} in the list."
                 )
     data = np.concatenate([t._data for t in tensors], axis=d)
-    if not wants_grad(*tensors):
-        return Tensor._make(data)
     sizes = tuple(t._data.shape[d] for t in tensors)
-    return record(CatBackward0, data, tensors, {"dim": dim}, info=(d, sizes))
+    return record(CatBackward0, data, tensors, {"dim": dim}, args=(d, sizes))
 
 
 def stack(tensors, dim=0):
@@ -716,9 +639,7 @@ def stack(tensors, dim=0):
                 f"entry 0 and {list(t.shape)} at entry {i}"
             )
     data = np.stack([t._data for t in tensors], axis=d)
-    if not wants_grad(*tensors):
-        return Tensor._make(data)
-    return record(StackBackward0, data, tensors, {"dim": dim}, info=d)
+    return record(StackBackward0, data, tensors, {"dim": dim}, args=d)
 
 
 def _tensor_list(tensors, name):
@@ -747,7 +668,7 @@ class SplitBackward0(Node):
     __slots__ = ()
 
     def apply(self, *grads):
-        dim, sizes = self._info
+        dim, sizes = self.args
         like = next(g for g in grads if g is not None)
         parts = []
         for i, size in enumerate(sizes):
@@ -775,8 +696,7 @@ class UnbindBackward0(Node):
         like = next(g for g in grads if g is not None)
         zeros = Tensor._make(np.zeros(like._data.shape, dtype=like._data.dtype))
         parts = [
-            grads[i] if i < len(grads) and grads[i] is not None else zeros
-            for i in range(self._info)
+            grads[i] if i < len(grads) and grads[i] is not None else zeros for i in range(self.args)
         ]
         return (stack(parts, self._saved["dim"]),)
 
@@ -785,17 +705,17 @@ class UnbindBackward0(Node):
 MULTI_OUTPUT_VIEWS = (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0)
 
 
-def _views_of(self, pieces, node_type, saved, info):
+def _views_of(self, pieces, node_type, saved, args):
     """Views of self that one multi-output node records (split, chunk, unbind)."""
     owner = self if self._view_base is None else self._view_base
     if not pieces:
         return ()
-    if not wants_grad(self):
-        outs = [Tensor._make(piece) for piece in pieces]
-    else:
-        first = record(node_type, pieces[0], (self,), saved, info=info)
-        node = first.grad_fn
-        outs = [first] + [Tensor._make(p, True, node, nr) for nr, p in enumerate(pieces[1:], 1)]
+    first = record(node_type, pieces[0], (self,), saved, args=args)
+    node = first.grad_fn  # the other pieces are its other outputs
+    outs = [first] + [
+        Tensor._make(p) if node is None else Tensor._make(p, True, node, nr)
+        for nr, p in enumerate(pieces[1:], 1)
+    ]
     for out in outs:
         _mark_view(out, owner)
     return tuple(outs)
@@ -903,4 +823,4 @@ def narrow(self, dim, start, length):
         "start": start,
         "step": 1,
     }
-    return _view_of(self, self._data[key], SliceBackward0, saved, info=key)
+    return _view_of(self, self._data[key], SliceBackward0, saved, args=key)

@@ -3,8 +3,7 @@
 import numpy as np
 
 from ..node import Node
-from ..tensor import Tensor
-from .recording import SCALAR_TYPE_NAMES, record, wants_grad
+from .recording import SCALAR_TYPE_NAMES, record
 from .reductions import numpy_names, require_dim
 from .shape import normalize_dim
 
@@ -16,7 +15,7 @@ class SoftmaxBackward0(Node):
 
     def apply(self, g):
         out = self.saved("result")
-        return (out * (g - (g * out).sum(self._info, keepdim=True)),)
+        return (out * (g - (g * out).sum(self.args, keepdim=True)),)
 
 
 class LogSoftmaxBackward0(Node):
@@ -26,7 +25,7 @@ class LogSoftmaxBackward0(Node):
 
     def apply(self, g):
         out = self.saved("result")
-        return (g - out.exp() * g.sum(self._info, keepdim=True),)
+        return (g - out.exp() * g.sum(self.args, keepdim=True),)
 
 
 def _log_softmax_data(x, dim):
@@ -60,9 +59,7 @@ def softmax(self, dim=None, dtype=None, axis=None):
     self, dim, d = _prepare(self, dim, dtype, axis, "softmax")
     shifted = np.exp(self._data - self._data.max(axis=d, keepdims=True))
     data = shifted / shifted.sum(axis=d, keepdims=True)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(SoftmaxBackward0, data, (self,), {"dim": dim}, "result", info=d)
+    return record(SoftmaxBackward0, data, (self,), {"dim": dim}, "result", args=d)
 
 
 def log_softmax(self, dim=None, dtype=None, axis=None):
@@ -72,6 +69,4 @@ def log_softmax(self, dim=None, dtype=None, axis=None):
     """
     self, dim, d = _prepare(self, dim, dtype, axis, "log_softmax")
     data = _log_softmax_data(self._data, d)
-    if not wants_grad(self):
-        return Tensor._make(data)
-    return record(LogSoftmaxBackward0, data, (self,), {"dim": dim}, "result", info=d)
+    return record(LogSoftmaxBackward0, data, (self,), {"dim": dim}, "result", args=d)

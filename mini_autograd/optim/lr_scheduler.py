@@ -402,6 +402,42 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
+def _total_steps(total_steps, epochs, steps_per_epoch):
+    """OneCycleLR's number of steps: total_steps, or epochs * steps_per_epoch (PyTorch's checks)."""
+    if total_steps is not None:
+        if total_steps <= 0 or not isinstance(total_steps, int):
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        return total_steps
+    if epochs is not None and steps_per_epoch is not None:
+        if not isinstance(epochs, int) or epochs <= 0:
+            raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+        if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+            raise ValueError(
+                f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+            )
+        return epochs * steps_per_epoch
+    raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+
+def _one_cycle_phases(steps, pct_start, three_phase):
+    """OneCycleLR's phases: each ends at a step and moves lr and momentum between group entries."""
+    # (end_step, start_lr, end_lr, start_momentum, end_momentum): names of group entries
+    up = (float(pct_start * steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")
+    if three_phase:
+        down = (
+            float(2 * pct_start * steps) - 2,
+            "max_lr",
+            "initial_lr",
+            "base_momentum",
+            "max_momentum",
+        )
+        phases = [up, down, (steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+    else:
+        phases = [up, (steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+    keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+    return [dict(zip(keys, phase)) for phase in phases]
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy, stepped once per batch: lr rises from max_lr / div_factor to max_lr
     over pct_start of total_steps, then anneals (cos or linear) to that / final_div_factor;
@@ -426,36 +462,8 @@ class OneCycleLR(LRScheduler):
     ):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(
-                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
-                )
-            self.total_steps = epochs * steps_per_epoch
-        else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        # (end_step, start_lr, end_lr, start_momentum, end_momentum): names of group entries
-        steps = self.total_steps
-        up = (float(pct_start * steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")
-        if three_phase:
-            down = (
-                float(2 * pct_start * steps) - 2,
-                "max_lr",
-                "initial_lr",
-                "base_momentum",
-                "max_momentum",
-            )
-            phases = [up, down, (steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
-        else:
-            phases = [up, (steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
-        keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
-        self._schedule_phases = [dict(zip(keys, phase)) for phase in phases]
+        self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
+        self._schedule_phases = _one_cycle_phases(self.total_steps, pct_start, three_phase)
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ["cos", "linear"]:

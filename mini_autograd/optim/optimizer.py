@@ -69,7 +69,7 @@ class Optimizer:
                     "optimizer can only optimize Tensors, but one of the params is "
                     + typename(param)
                 )
-            if not (param.is_leaf or param._retains_grad()):
+            if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)

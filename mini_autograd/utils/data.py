@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 
-from ..creation import randint, randperm
+from ..creation import randint, randperm, tensor
 from ..ops.shape import stack
 from ..random import Generator, default_generator
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor
 
 _INT64_RANGE = np.uint64(2**63)
 

@@ -1,0 +1,75 @@
+"""Tensor.to and the casts it stands for (float(), long()...): a new tensor of another dtype.
+
+A cast is an operation (ops/elementwise.py's cast, recorded as ToCopyBackward0); the same
+dtype gives the tensor itself, as in PyTorch. mini_autograd has only the CPU.
+"""
+
+from . import dtypes
+from .device import check as check_device
+from .ops.elementwise import cast
+from .tensor import Tensor
+
+
+def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+    """self in another dtype: to(dtype), to(device), to(device, dtype), to(other_tensor)."""
+    for arg in args:
+        if isinstance(arg, dtypes.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype = arg.dtype
+        else:
+            device = arg
+    check_device(device)
+    if dtype is None or dtypes.to_numpy(dtype) == self._data.dtype:
+        return self.clone() if copy else self
+    return cast(self, dtypes.to_numpy(dtype))
+
+
+def type_(self, dtype=None):
+    """The type's name ('mini_autograd.FloatTensor'), or self cast to dtype."""
+    if dtype is None:
+        return f"mini_autograd.{dtypes.TENSOR_TYPE_NAMES[self._data.dtype.name]}"
+    return to(self, dtype)
+
+
+def type_as(self, other):
+    """self cast to other's dtype."""
+    return to(self, other.dtype)
+
+
+def cpu(self):
+    """self (mini_autograd tensors always live on the CPU)."""
+    return self
+
+
+def cuda(self, device=None, non_blocking=False):
+    """Refused: mini_autograd has no GPU."""
+    check_device("cuda" if device is None else device)
+
+
+def _cast_to(dtype):
+    def cast_method(self):
+        return to(self, dtype)
+
+    cast_method.__doc__ = f"Cast to {dtype.name}."
+    return cast_method
+
+
+TENSOR_METHODS = {
+    "to": to,
+    "type": type_,
+    "type_as": type_as,
+    "cpu": cpu,
+    "cuda": cuda,
+    **{
+        name: _cast_to(dtype)
+        for name, dtype in [
+            ("float", dtypes.float32),
+            ("double", dtypes.float64),
+            ("half", dtypes.float16),
+            ("long", dtypes.int64),
+            ("int", dtypes.int32),
+            ("bool", dtypes.bool_),
+        ]
+    },
+}

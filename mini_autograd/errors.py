@@ -1,0 +1,138 @@
+"""PyTorch's own texts for the errors and warnings of the core, word for word.
+
+They are gathered here so that the core's code stays short, and so that each has its parity
+test (tests/test_error_texts.py): the same mistake, made with torch and with mini_autograd,
+gives the same text. A text with `{}` fields is a template for str.format.
+"""
+
+from .dtypes import TENSOR_TYPE_NAMES
+
+# --- backward through a freed graph, and tensors changed after they were saved ---------------
+FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+MODIFIED_INPLACE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: {tensor} is at version {version}; expected version {expected} instead. Hint: "
+    "enable anomaly detection to find the operation that failed to compute its gradient, with "
+    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+
+def version_error(tensor, saved_version, producer_name):
+    """PyTorch's error for a saved tensor that was modified in place after it was saved."""
+    described = (
+        f"[torch.{TENSOR_TYPE_NAMES.get(tensor._data.dtype.name, 'Tensor')} {list(tensor.shape)}]"
+    )
+    if producer_name is not None:
+        op = producer_name[: producer_name.rfind("Backward")] or producer_name
+        described += f", which is output 0 of {op},"
+    return RuntimeError(
+        MODIFIED_INPLACE.format(tensor=described, version=tensor._version, expected=saved_version)
+    )
+
+
+SAVED_HOOKS_TWICE = (
+    "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one "
+    "pair of hooks is allowed at a time."
+)
+SAVED_HOOKS_AFTER_FREE = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
+    "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need to "
+    "access saved variables after calling backward."
+)
+
+# --- requires_grad, .grad, leaves ------------------------------------------------------------
+ONLY_FLOAT_CAN_REQUIRE_GRAD = (
+    "Only Tensors of floating point and complex dtype can require gradients"
+)
+ONLY_FLOAT_REQUIRES_GRAD_ = "only Tensors of floating point dtype can require gradients"
+NON_LEAF_REQUIRES_GRAD_ = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+NON_LEAF_GRAD_ACCESSED = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+GRAD_NOT_A_TENSOR = "assigned grad expected to be a Tensor or None but got grad of type {type}"
+GRAD_WRONG_SIZE = (
+    "attempting to assign a gradient of size '{grad}' to a tensor of size '{tensor}'. Please "
+    "ensure that the gradient and the tensor are the same size"
+)
+DETACH_VIEW_INPLACE = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+    "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+    "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+    "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+RETAIN_GRAD_WITHOUT_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+HOOK_WITHOUT_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+HOOK_RESULT_COUNT = (
+    "hook '{name}' has returned an incorrect number of values (got {got}, but expected {expected})"
+)
+
+# --- reading a tensor as Python values -------------------------------------------------------
+NUMPY_OF_REQUIRES_GRAD = (
+    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+)
+ITEM_OF_MANY = "a Tensor with {count} elements cannot be converted to Scalar"
+BOOL_OF_MANY = "Boolean value of Tensor with more than one value is ambiguous"
+LEN_OF_0D = "len() of a 0-d tensor"
+ITERATE_0D = "iteration over a 0-d tensor"
+DIM_OUT_OF_RANGE = (
+    "Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+)
+
+# --- backward() and autograd.grad(): their arguments ------------------------------------------
+OUTPUT_NOT_A_TENSOR = "Expected output to be a torch.Tensor"
+GRADIENT_NOT_A_TENSOR = "gradients can be either Tensors or None, but got {type}"
+GRADIENT_SHAPE = (
+    "Mismatch in shape: grad_output[{i}] has a shape of torch.Size({grad}) and output[{i}] has a "
+    "shape of torch.Size({output})."
+)
+IMPLICIT_GRAD_OF_NON_SCALAR = "grad can be implicitly created only for scalar outputs"
+TENSORS_AND_GRADIENTS = "got {tensors} tensors and {gradients} gradients"
+OUTPUT_WITHOUT_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
+INPUTS_NOT_A_DICT = (
+    "`inputs` argument to `{api}()` must be a dict, not {type}. Other Mapping types are not "
+    "supported."
+)
+INPUTS_EMPTY = "`inputs` argument to `{api}()` cannot be empty."
+INPUT_NOT_A_TENSOR = "all inputs have to be Tensors or GradientEdges, but got {type}"
+INPUT_WITHOUT_GRAD = "One of the differentiated Tensors does not require grad"
+INPUT_UNUSED = (
+    "The differentiated Tensor at index {i} appears to not have been used in the graph. Set "
+    "allow_unused=True if this is the desired behavior."
+)
+MATERIALIZE_WITHOUT_ALLOW_UNUSED = (
+    "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+    "allow_unused=False."
+)
+MATERIALIZE_GRADIENT_EDGE = (
+    "materialize_grads cannot be used when the given input is a GradientEdge"
+)
+CREATE_GRAPH_WITH_BACKWARD = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+    "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+    ".grad fields of your parameters to None after use to break the cycle and avoid the leak."
+)
+ONLY_INPUTS_DEPRECATED = (
+    "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+    "gradient for other parts of the graph, please use torch.autograd.backward."
+)
+
+# --- asking the engine about the backward call running now --------------------------------
+NOT_IN_BACKWARD = "_get_should_execute_nodes should only be called during the backward pass"
+LEAF_IN_AUTOGRAD_GRAD = (
+    "A leaf node was passed to _will_engine_execute_node but we are currently running "
+    "autograd.grad(). This is currently not supported."
+)

@@ -1,0 +1,186 @@
+"""The array side of a Tensor: what it says about its numpy array, and how it becomes Python values.
+
+`TensorData` is the base class of Tensor (tensor.py, which adds what autograd needs); the
+conversions that make a new tensor (`to`, `float`...) are operations, in conversions.py.
+"""
+
+import numpy as np
+
+from . import dtypes, errors
+from ._tensor_str import tensor_repr
+from .device import CPU
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as torch.Size does."""
+
+    __slots__ = ()
+
+    def numel(self):
+        """The number of elements a tensor of this shape holds."""
+        count = 1
+        for n in self:
+            count *= n
+        return count
+
+    def __repr__(self):
+        return f"mini_autograd.Size({list(self)})"
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+
+class TensorData:
+    """Questions about the array `_data` (shape, dtype...) and its values as Python objects."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        """The sizes of the dimensions, as a Size (a tuple)."""
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        """shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        ndim = max(self._data.ndim, 1)
+        if not -ndim <= dim < ndim:
+            raise IndexError(errors.DIM_OUT_OF_RANGE.format(low=-ndim, high=ndim - 1, dim=dim))
+        return self._data.shape[dim] if self._data.ndim else 1
+
+    @property
+    def dtype(self):
+        """The element type (mini_autograd.float32 by default for floats)."""
+        return dtypes.from_numpy(self._data.dtype)
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self._data.ndim
+
+    def dim(self):
+        """Number of dimensions."""
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        """Number of elements."""
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        """Bytes per element."""
+        return self._data.itemsize
+
+    def is_floating_point(self):
+        """True for float dtypes."""
+        return self._data.dtype.kind == "f"
+
+    @property
+    def device(self):
+        """device(type='cpu'): mini_autograd runs on numpy."""
+        return CPU
+
+    @property
+    def is_cuda(self):
+        """False: mini_autograd tensors live on the CPU."""
+        return False
+
+    def numpy(self):
+        """The underlying numpy array (shares memory)."""
+        if self.requires_grad:
+            raise RuntimeError(errors.NUMPY_OF_REQUIRES_GRAD)
+        return self._data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(errors.ITEM_OF_MANY.format(count=self._data.size))
+        return self._data.item()
+
+    def tolist(self):
+        """The values as nested Python lists."""
+        return self._data.tolist()
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError(errors.LEN_OF_0D)
+        return self._data.shape[0]
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(errors.BOOL_OF_MANY)
+        return bool(self._data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        return self._data.__index__()
+
+    def __format__(self, spec):
+        return format(self.item(), spec) if self._data.ndim == 0 else repr(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError(errors.ITERATE_0D)
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __repr__(self):
+        return tensor_repr(self)
+
+
+def check_can_require_grad(array, requires_grad, message=errors.ONLY_FLOAT_CAN_REQUIRE_GRAD):
+    """Raise PyTorch's error when an integer or bool tensor is asked to require grad."""
+    if requires_grad and array.dtype.kind != "f":
+        raise RuntimeError(message)
+
+
+def as_array(data, np_dtype=None):
+    """A numpy array from lists, scalars, numpy arrays or torch tensors, with torch's dtype rules."""
+    if isinstance(data, TensorData):
+        data = data._data
+    elif type(data).__module__.startswith("torch"):
+        data = data.detach().cpu().numpy()
+    if isinstance(data, np.ndarray):
+        array = data
+    else:
+        try:
+            array = np.array(data)
+        except ValueError as error:
+            raise ValueError(
+                f"could not make a tensor from {type(data).__name__}: {error}"
+            ) from None
+        if array.dtype == np.float64 and np_dtype is None and not isinstance(data, np.generic):
+            array = array.astype(dtypes.default_float())  # Python floats: float32, as in torch
+    if array.dtype.kind not in "fib":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if np_dtype is not None and array.dtype != np_dtype:
+        array = array.astype(np_dtype)
+    return array if array.flags.writeable else array.copy()
+
+
+def other_library(x):
+    """For a tensor of another library (a torch.Tensor), a sentence saying what went wrong; else None.
+
+    A function written for both libraries, `fn(lib, ...)`, that calls `ma.` somewhere gets torch
+    tensors into mini_autograd's operations when it runs with lib=torch.
+    """
+    module = type(x).__module__.partition(".")[0]
+    if module in ("", "builtins", "numpy", __name__.partition(".")[0]) or isinstance(x, TensorData):
+        return None
+    return (
+        f"got a {module}.{type(x).__name__}: mini_autograd's operations take mini_autograd "
+        f"tensors only. Mixing libraries? In code that runs with lib={module}, write `lib.` "
+        "instead of `ma.`"
+    )
