@@ -1,11 +1,13 @@
 """Diagnosis mode: explain "Trying to backward through the graph a second time" in plain words.
 
-Off by default, and then it costs one flag test per node. When on, every node remembers where
-it was created and every backward call where it was made, so the error can say which node
-needed a freed tensor, which earlier call freed it, and which tensor made before that call
-links the old graph to the new one (a hidden state, or a target computed outside the loop).
+Off by default, and then the core does not know it exists. When on, it observes the core's
+events (events.py): it notes where each node was created and where each backward call was made,
+in weak dictionaries, and when a freed tensor is read it adds to PyTorch's text which node
+needed it, which earlier call freed it, and which tensor made before that call links the old
+graph to the new one (a hidden state, or a target computed outside the loop). The doctor for
+torch programs (torch_doctor.py) keeps the same CallRecord for each of torch's calls.
 
-The explanation is shared with the doctor for torch programs (torch_doctor.py): both find the
+The explanation is shared with the doctor: both find the
 linking tensors with `carried_groups`, and word the diagnosis with `head_lines` and
 `linking_lines`, whose fixes come from FIXES, best first, by what was carried: a state the loop
 gives a new value made from the old one, data or a target, a tensor computed once before the loop,

@@ -128,6 +128,9 @@ def _add_to_buffer(buffers, node, nr, g):
     """Add gradient `g` for input `nr` of `node` to what already arrived there."""
     buffer = buffers.get(node)
     if buffer is None:
+        if nr == 0:
+            buffers[node] = [g]  # the first gradient for a node's first input: most often
+            return
         buffer = buffers[node] = [None] * (nr + 1)
     elif len(buffer) <= nr:
         buffer.extend([None] * (nr + 1 - len(buffer)))

@@ -94,9 +94,14 @@ class Node(SavedAttributes, NodeHooks):
 
     def release_saved(self, backward_call):
         """Free every saved tensor (done by backward unless retain_graph=True)."""
-        for _, saved in self._each_saved_tensor():
-            if saved.freed_by is None:
-                saved.release(backward_call)
+        for value in self._saved.values() if self._saved else ():
+            if type(value) is SavedTensor:  # not _each_saved_tensor: this runs for every node
+                if value.freed_by is None:
+                    value.release(backward_call)
+            elif type(value) is tuple:
+                for item in value:
+                    if type(item) is SavedTensor and item.freed_by is None:
+                        item.release(backward_call)
         if events.node_released:
             for observer in events.node_released:
                 observer(self, backward_call)

@@ -169,6 +169,7 @@ ERRORS = [
     # backward and autograd.grad
     ("backward_without_grad_fn", lambda lib: f64(lib, [1.0, 2.0]).sum().backward()),
     ("non_scalar_implicit_grad", lambda lib: (f64(lib, [1.0, 2.0], True) * 2).backward()),
+    ("backward_of_a_number", lambda lib: (f64(lib, [1.0], True) * 2).sum().backward(1.0)),
     ("second_backward", _second_backward),
     ("wrong_grad_shape", _wrong_grad_shape),
     ("unused_input", _unused_input),

@@ -51,5 +51,8 @@ def sum_to(grad, shape):
 def summed_to_inputs(node, *grads):
     """The gradients for node's inputs, each summed back to its input's shape (None stays None)."""
     return tuple(
-        None if g is None else sum_to(g, shape) for g, shape in zip(grads, node.input_shapes)
+        [
+            g if g is None or g._data.shape == shape else sum_to(g, shape)
+            for g, shape in zip(grads, node.input_shapes)
+        ]
     )

@@ -151,6 +151,8 @@ def promote(self, other):
         same = dtype.kind == "f" if type(other) is WrappedNumber else other._data.dtype == dtype
         if not same or type(self) is WrappedNumber:
             dtype = result_type(self, other)
+        elif other._data.dtype == dtype:
+            return other, self._data, other._data  # nothing to convert (the usual case)
         return other, self._data.astype(dtype, copy=False), other._data.astype(dtype, copy=False)
     number = wrapped_number(other)
     if dtype.kind != "f" or type(self) is WrappedNumber:
@@ -172,13 +174,11 @@ def save(tensor):
     return None if tensor is None else SavedTensor(tensor)
 
 
-def _kept(value):
-    """What a node keeps of a saved value: a tensor (or a tuple of them) as a SavedTensor."""
-    if isinstance(value, Tensor):
-        return SavedTensor(value)
-    if type(value) is tuple and value and isinstance(value[0], Tensor):
-        return tuple([SavedTensor(v) for v in value])
-    return value
+def _kept(values):
+    """What a node keeps of a saved tuple: a tuple of tensors as a tuple of SavedTensors."""
+    if values and isinstance(values[0], Tensor):
+        return tuple([SavedTensor(v) for v in values])
+    return values
 
 
 def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=False, args=None):
@@ -193,10 +193,18 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
     the other arguments backward needs, which PyTorch keeps out of sight too; with `broadcasts`
     the node keeps the input shapes, so backward can undo broadcasting.
     """
-    if not (GradMode.enabled and wants_grad(*inputs)):  # grad mode is off inside backward
+    if not GradMode.enabled:  # off inside backward, unless create_graph=True
+        return Tensor._make(data)
+    for t in inputs:  # wants_grad, inlined: this runs for every operation
+        if t is not None and t.requires_grad:
+            break
+    else:
         return Tensor._make(data)
     if saved:
-        saved = {name: _kept(value) for name, value in saved.items()}
+        saved = {
+            name: SavedTensor(v) if isinstance(v, Tensor) else _kept(v) if type(v) is tuple else v
+            for name, v in saved.items()
+        }
     shapes = tuple([None if t is None else t._data.shape for t in inputs]) if broadcasts else None
     edges = tuple([(None, 0) if t is None else edge_of(t) for t in inputs])
     node = node_type(edges, saved, args, shapes)
