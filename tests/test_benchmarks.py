@@ -69,3 +69,10 @@ def test_profile_prints_both_orders():
     assert "top 5 by tottime" in printed
     assert "top 5 by cumulative" in printed
     assert "backward" in printed
+
+
+def test_compare_runs_both_checkouts_and_tabulates_the_change():
+    printed = _run("-m", "benchmarks.compare", str(ROOT), "chain1", "--rounds", "1", "--runs", "1")
+    header, rule, row = printed.strip().splitlines()
+    assert header.startswith("| workload |") and rule == "|---|---|---|---|"
+    assert row.startswith("| tiny-op chain, 1,500 ops, 1 element |") and row.endswith("% |")

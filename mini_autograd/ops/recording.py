@@ -200,11 +200,11 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
             break
     else:
         return Tensor._make(data)
-    if saved:
-        saved = {
-            name: SavedTensor(v) if isinstance(v, Tensor) else _kept(v) if type(v) is tuple else v
-            for name, v in saved.items()
-        }
+    for name, value in saved.items() if saved else ():  # in place: the op's own dict
+        if isinstance(value, Tensor):
+            saved[name] = SavedTensor(value)
+        elif type(value) is tuple:
+            saved[name] = _kept(value)
     shapes = tuple([None if t is None else t._data.shape for t in inputs]) if broadcasts else None
     edges = tuple([(None, 0) if t is None else edge_of(t) for t in inputs])
     node = node_type(edges, saved, args, shapes)
