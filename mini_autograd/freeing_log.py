@@ -27,16 +27,20 @@ class freeing_log:
         events.detach(events.backward_finished, self._finished)
         return False
 
-    def _released(self, node, call):
-        saved = [(name, s.nbytes) for name, s in node.saved_tensors_info()]
+    def _nodes_of(self, call):
+        """The list of nodes freed by `call`, the last call logged (made on its first event)."""
         if not self.calls or self.calls[-1][0] is not call:
             self.calls.append((call, []))
+        return self.calls[-1][1]
+
+    def _released(self, node, call):
+        saved = [(name, s.nbytes) for name, s in node.saved_tensors_info()]
+        nodes = self._nodes_of(call)
         if saved:
-            self.calls[-1][1].append((node.name(), saved))
+            nodes.append((node.name(), saved))
 
     def _finished(self, call):
-        if not self.calls or self.calls[-1][0] is not call:
-            self.calls.append((call, []))  # a call that freed nothing (retain_graph=True)
+        self._nodes_of(call)  # a call that freed nothing (retain_graph=True) is logged too
 
     @property
     def freed_bytes(self):

@@ -83,19 +83,17 @@ class Node(SavedAttributes, NodeHooks):
 
     def saved_tensors_info(self):
         """[(name, SavedTensor)] for every tensor this node saved (freed ones included)."""
-        return list(self._each_saved_tensor())
-
-    def _each_saved_tensor(self):
+        found = []
         for name, value in (self._saved or {}).items():
-            if type(value) is SavedTensor:
-                yield name, value
-            elif type(value) is tuple:
-                yield from ((name, v) for v in value if type(v) is SavedTensor)
+            for item in value if type(value) is tuple else (value,):
+                if type(item) is SavedTensor:
+                    found.append((name, item))
+        return found
 
     def release_saved(self, backward_call):
         """Free every saved tensor (done by backward unless retain_graph=True)."""
         for value in self._saved.values() if self._saved else ():
-            if type(value) is SavedTensor:  # not _each_saved_tensor: this runs for every node
+            if type(value) is SavedTensor:  # two branches, no tuple made: runs for every node
                 if value.freed_by is None:
                     value.release(backward_call)
             elif type(value) is tuple:

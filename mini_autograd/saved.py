@@ -78,8 +78,7 @@ class SavedTensor:
         if self._unpack is not None:
             return self._unpack(self._value)
         if self._output_type is not None:
-            unpacked = self._output_type._make(self._value, True, node, self._output_nr)
-            unpacked._version_counter = self._version_box
+            unpacked = self._output(node)
             if self._version_box[0] != self._version:
                 raise version_error(unpacked, self._version, type(node).__name__)
             return unpacked
