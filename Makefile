@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 WORKERS ?= 2
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: setup lab test lint format notebooks exercises slides site bench progress grade clean cuda-check
+.PHONY: setup lab test lint format notebooks exercises slides site bench progress mutants grade clean cuda-check
 
 setup: $(STAMP)
 
@@ -69,6 +69,10 @@ clean:
 # The build track: every exercise of your engine, exercises/my_autograd.py, checked against PyTorch.
 progress: $(STAMP)
 	$(BIN)/python -m course.track
+
+# Mutation testing of the build track: each piece's check against wrong versions of its answer.
+mutants: $(STAMP)
+	$(BIN)/python -W ignore::SyntaxWarning -m course.mutants
 
 # Grading: SUBMISSIONS holds one folder per learner (her exercise notebooks and my_autograd.py);
 # writes build/grading/grades.md and grades.csv. Options: GRADE_ARGS="--timeout 600 --out DIR".

@@ -41,6 +41,8 @@ def shared_leaf(lib, see):
     h = x * c
     y = h * h + x
     see.graph("the graph of h * h + x", y)
+    see("the input_nr of each edge of y", str([nr for _, nr in y.grad_fn.next_functions]))
+    see("the input_nr of each edge of x * c", str([nr for _, nr in h.grad_fn.next_functions]))
     a, b = x * 2, x * 3
     see(
         "one AccumulateGrad per leaf",
@@ -142,8 +144,12 @@ def matrix_products(lib, see):
     see("x.grad", x.grad)
     see("w.grad", w.grad)
     x2 = leaf(lib)
-    (x2 @ c).sum().backward()
+    product = x2 @ c
+    seen = []
+    product.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
+    product.sum().backward()
     see("x.grad with a constant on the right", x2.grad)
+    see("the grad_inputs of x @ c", seen[0])
 
 
 def _diamond(lib):
@@ -163,7 +169,7 @@ def diamond_counts(lib, see):
     """a diamond: one tensor feeds two branches that meet again"""
     _, loss = _diamond(lib)
     see.counts(
-        "the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn]
+        "the dependency counts", see.engine.compute_dependencies([loss.grad_fn]), [loss.grad_fn]
     )
 
 
@@ -178,7 +184,7 @@ def deep_counts(lib, see):
     """the counts of a chain of 3,000 operations (deeper than Python's recursion limit)"""
     _, loss = _chain(lib)
     see.counts(
-        "the dependency counts", see.engine.count_dependencies([loss.grad_fn]), [loss.grad_fn]
+        "the dependency counts", see.engine.compute_dependencies([loss.grad_fn]), [loss.grad_fn]
     )
 
 
@@ -194,7 +200,7 @@ def counts_of_shared_leaf(lib, see):
     x = leaf(lib)
     loss = (x * x + x).sum()
     roots = (node for node in [loss.grad_fn])  # a generator: it can be read only once
-    see.counts("the dependency counts", see.engine.count_dependencies(roots), [loss.grad_fn])
+    see.counts("the dependency counts", see.engine.compute_dependencies(roots), [loss.grad_fn])
 
 
 def branches_and_order(lib, see):
@@ -267,6 +273,7 @@ def what_mul_saves(lib, see):
     see.graph("the graph of c * x", c * x)
     see.graph("the graph of x * 4", x * 4)
     see("(x * c).grad_fn._saved_other", (x * c).grad_fn._saved_other)
+    see("(x * c).grad_fn._saved_self, not kept", (x * c).grad_fn._saved_self)
     see("(x * w).grad_fn._saved_self", (x * w).grad_fn._saved_self)
 
 
@@ -482,58 +489,352 @@ def cross_entropy_values(lib, see):
         see(f"logits.grad ({label})", logits.grad)
 
 
+# --- Programs added so that plausible wrong answers fail the piece's own check ------------------
+
+
+def constant_first(lib, see):
+    """a constant on the left: c * x, c + x, and an op whose only input needing grad is the last"""
+    x, c = leaf(lib), lib.tensor(X)
+    for label, y in [("c * x", c * x), ("c + x", c + x), ("2 - x", 2 - x)]:
+        see(f"({label}).requires_grad", y.requires_grad)
+        see.graph(f"the graph of {label}", y)
+
+
+def broadcast_both_ways(lib, see):
+    """broadcasting on either side: row * x, x * column, and a (1, 3) row against (2, 1)"""
+    x, row, col = leaf(lib), leaf(lib, ROW), leaf(lib, [[2.0], [-1.0]])
+    (row * x * col).sum().backward()
+    see("x.grad", x.grad)
+    see("row.grad (broadcast first operand)", row.grad)
+    see("col.grad", col.grad)
+    a, b = leaf(lib, [ROW]), leaf(lib, [[0.5], [2.0]])
+    ((a * b) * (a + b) - b).sum().backward()
+    see("a.grad, (1, 3) against (2, 1)", a.grad)
+    see("b.grad, (2, 1) against (1, 3)", b.grad)
+    s = leaf(lib, [[1.5]])
+    (s * x).sum().backward()
+    see("the gradient of a (1, 1) tensor times a (2, 3) one", s.grad)
+    big = leaf(lib, np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4))
+    middle = leaf(lib, np.linspace(0, 1, 8, dtype=np.float32).reshape(2, 1, 4))
+    (big * middle * big).sum().backward()
+    see("the gradient of a (2, 1, 4) tensor times a (2, 3, 4) one", middle.grad)
+
+
+def mm_twice_differentiated(lib, see):
+    """the second derivative through @, with the gradient of the first backward in the graph"""
+    x, w = leaf(lib), leaf(lib, W)
+    (gx,) = lib.autograd.grad(((x @ w) * (x @ w)).sum(), x, create_graph=True)
+    see("d((x @ w)²)/dx", gx)
+    see("d(sum of that)/dw", lib.autograd.grad((gx * gx).sum(), w))
+    (gw,) = lib.autograd.grad(((x @ w).tanh()).sum(), w, create_graph=True)
+    see("d(sum of d/dw)/dx", lib.autograd.grad(gw.sum(), x))
+
+
+def sums_along_dimensions(lib, see):
+    """sum() and sum(dim) with and without keepdim, a tuple of dims and a negative dim"""
+    x = leaf(lib, np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 10)
+    weights = lib.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4))
+    for label, f in [
+        ("sum()", lambda t: t.sum()),
+        ("sum(1)", lambda t: t.sum(1)),
+        ("sum(dim=0, keepdim=True)", lambda t: t.sum(dim=0, keepdim=True)),
+        ("sum(dim=(0, 2))", lambda t: t.sum(dim=(0, 2))),
+        ("sum(-1)", lambda t: t.sum(-1)),
+        ("mean(1)", lambda t: t.mean(1)),
+        ("mean(dim=(0, 2), keepdim=True)", lambda t: t.mean(dim=(0, 2), keepdim=True)),
+    ]:
+        x.grad = None
+        y = f(x * weights)
+        (y * y).sum().backward()
+        see(f"x.grad through {label}", x.grad)
+    x.grad = None
+    x.sum().backward()
+    see("x.grad of x.sum()", x.grad)
+    x.grad = None
+    x.mean(1).sum().backward()
+    see("x.grad of x.mean(1).sum()", x.grad)
+    x.grad = None
+    x.sum(dim=(0, 1)).sum().backward()
+    see("x.grad of x.sum(dim=(0, 1)).sum()", x.grad)
+    (g,) = lib.autograd.grad((x.sum(1) ** 2).sum(), x, create_graph=True)
+    see("the second derivative through sum(1)", lib.autograd.grad((g * weights).sum(), x))
+
+
+def node_hooks(lib, see):
+    """a node's pre-hook doubles the gradient; a post-hook sees grad_inputs, None included"""
+    x = leaf(lib, ROW)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 2,))
+    seen = []
+    z = y * 3
+    z.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
+    z.sum().backward()
+    see("x.grad with a doubling pre-hook on MulBackward0", x.grad)
+    see("grad_inputs the post-hook of (y * 3) saw", seen[0] if seen else "no call")
+    c = lib.tensor(ROW)
+    w = leaf(lib, ROW)
+    n = c * w
+    n.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
+    n.sum().backward()
+    see("grad_inputs of c * w, c a constant", seen[-1])
+    observed = []
+    h = x.tanh()
+    h.register_hook(lambda g: observed.append("h"))  # an observer: it returns None
+    (h * h).sum().backward()
+    see("x.grad after a hook that only observes", x.grad)
+    l1, l2 = (x * 2).sum(), (x * 3).sum()
+    l1.register_hook(lambda g: observed.append("l1"))
+    l2.register_hook(lambda g: observed.append("l2"))
+    lib.autograd.backward([l1, l2])
+    see("the order two roots ran in", " ".join(observed))
+    x2 = leaf(lib, ROW)
+    m = x2.exp()
+    m.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 0.5,))
+    m.sum().backward()
+    see("x.grad when a post-hook halves exp's gradient", x2.grad)
+
+
+def exp_twice_differentiated(lib, see):
+    """second derivatives through exp and tanh, which read their saved result"""
+    x = leaf(lib, [0.5, -1.0, 2.0])
+    (g,) = lib.autograd.grad(x.exp().sum(), x, create_graph=True)
+    see("d exp(x)/dx", g)
+    see("d²/dx² of exp", lib.autograd.grad(g.sum(), x))
+    (g,) = lib.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    see("d²/dx² of tanh", lib.autograd.grad(g.sum(), x))
+
+
+def tanh_from_result(lib, see):
+    """tanh saves its result; its backward and a changed result"""
+    x = leaf(lib)
+    y = x.tanh()
+    see.graph("the graph of x.tanh()", y)
+    (y * x).sum().backward()
+    see("x.grad", x.grad)
+
+
+def hooked_formulas(lib, see):
+    """exp and tanh under saved_tensors_hooks that store a wrapped, scaled copy"""
+    x = leaf(lib, [0.5, -1.0, 2.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: [t * 1], lambda box: box[0]):
+        loss = (x.exp() + x.tanh()).sum()
+    loss.backward()
+    see("x.grad", x.grad)
+
+
+def in_place_on_a_copy(lib, see):
+    """y = x * 2; y.add_(1); then y * y: saved after the change, so backward works"""
+    x = leaf(lib, ROW)
+    y = x * 2
+    y.add_(1)
+    (y * y).sum().backward()
+    see("x.grad", x.grad)
+    see.error("x.add_(1) on a leaf that requires grad", lambda: x.add_(1))
+    with lib.no_grad():
+        x.add_(1)
+    see("x after x.add_(1) under no_grad", x)
+
+
+def version_errors_float64(lib, see):
+    """the version error of a float64 vector and of a saved leaf"""
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    see.error("a float64 result changed in place", lambda: y.sum().backward())
+    c = lib.tensor([[1.0, 2.0]], dtype=lib.float64)
+    z = (c * x[:2]).sum()
+    with lib.no_grad():
+        see("c.add_(1) returns c itself", c.add_(1) is c)
+        c.add_(1)
+    see("c.requires_grad after add_ under no_grad", c.requires_grad)
+    see.error("a saved leaf changed twice", lambda: z.backward())
+
+
+def grad_mode_in_backward(lib, see):
+    """grad mode inside backward follows create_graph, and comes back after, even on an error"""
+    x = leaf(lib, ROW)
+    modes = []
+    y = x * 3
+    y.register_hook(lambda g: modes.append(lib.is_grad_enabled()))
+    y.sum().backward()
+    y2 = x * 3
+    y2.register_hook(lambda g: modes.append(lib.is_grad_enabled()))
+    y2.sum().backward(create_graph=True)
+    see("grad mode inside backward, then inside backward(create_graph=True)", str(modes))
+    with lib.no_grad():
+        y3 = x * 1
+    see("y3.requires_grad", y3.requires_grad)
+    z = (x * x).sum()
+    z.backward()
+    see.error("a second backward", lambda: z.backward())
+    see("grad mode after a failed backward", lib.is_grad_enabled())
+    a = leaf(lib, ROW)
+    (a * a).sum().backward(retain_graph=False, create_graph=False)
+    see("grad mode after all that", lib.is_grad_enabled())
+
+
+def roots_given_twice(lib, see):
+    """backward([l, l]) and backward of two losses with explicit gradients"""
+    a = leaf(lib, [1.0, 2.0])
+    loss = (a * a).sum()
+    lib.autograd.backward([loss, loss])
+    see("a.grad after backward([loss, loss])", a.grad)
+    b = leaf(lib, [1.0, 2.0])
+    y = b * b
+    lib.autograd.backward([y, y.sum()], [lib.tensor([1.0, -1.0]), None])
+    see("b.grad after backward([y, y.sum()], [v, None])", b.grad)
+
+
+def div_twice(lib, see):
+    """second derivatives of a / b in both inputs, with broadcasting"""
+    a, b = leaf(lib), leaf(lib, [1.5, -2.0, 0.5])
+    (ga, gb) = lib.autograd.grad((a / b).sum(), [a, b], create_graph=True)
+    see("d(a / b)/da", ga)
+    see("d(a / b)/db", gb)
+    see("d(sum d/db)/da", lib.autograd.grad(gb.sum(), a, retain_graph=True))
+    see("d(sum d/db)/db", lib.autograd.grad((gb * gb).sum(), b))
+    c = leaf(lib, [1.5, -2.0, 0.5])
+    (4 / c).sum().backward()
+    see("c.grad of (4 / c).sum()", c.grad)
+    row, x, k = leaf(lib, ROW), leaf(lib), lib.tensor(X)
+    seen = []
+    for label, y in [("row / x", row / x), ("x / k", x / k), ("k / x", k / x)]:
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
+        (y * y).sum().backward()
+        see(f"the grad_inputs of {label}", seen[-1])
+    see("row.grad", row.grad)
+    see("x.grad", x.grad)
+
+
+def grad_with_grad_outputs(lib, see):
+    """autograd.grad of a non-scalar output with grad_outputs, and of two outputs"""
+    x = leaf(lib, [0.5, -1.0, 2.0])
+    y = x * x
+    (g,) = lib.autograd.grad(y, x, grad_outputs=lib.tensor([1.0, 2.0, -1.0]))
+    see("d(v · x²)/dx", g)
+    y1, y2 = x.exp(), x.tanh()
+    see("grad of two outputs", lib.autograd.grad([y1.sum(), y2.sum()], x))
+    unused = leaf(lib, [1.0])
+    see("allow_unused", lib.autograd.grad((x * 2).sum(), [unused, x], allow_unused=True))
+    see.error("an unused input at index 1", lambda: lib.autograd.grad((x * 2).sum(), [x, unused]))
+    see.error("an unused input at index 0", lambda: lib.autograd.grad((x * 2).sum(), [unused, x]))
+    z = (x * x).sum()
+    lib.autograd.grad(z, x)
+    see.error("grad twice without retain_graph", lambda: lib.autograd.grad(z, x))
+    z2 = (x * x).sum()
+    lib.autograd.grad(z2, x, retain_graph=True)
+    see("grad again with retain_graph=True", lib.autograd.grad(z2, x))
+
+
+def hooks_and_retain_grad(lib, see):
+    """retain_grad on a non-leaf (twice, and over two backward calls), on a leaf; register_hook"""
+    x = leaf(lib, [1.0, 2.0])
+    h = x * 2
+    h.retain_grad()
+    h.retain_grad()
+    loss = (h * h).sum()
+    loss.backward(retain_graph=True)
+    see("h.grad after one backward", h.grad)
+    loss.backward()
+    see("h.grad after two", h.grad)
+    x.retain_grad()
+    see("x.grad, a leaf that called retain_grad", x.grad)
+    see("register_hook returns a handle", x.register_hook(lambda g: None) is not None)
+    see.error("a hook on a tensor that does not require grad",
+              lambda: lib.tensor([1.0]).register_hook(lambda g: g))  # fmt: skip
+
+
+def accumulator_runs_first(lib, see):
+    """an AccumulateGrad made early is ready together with a newer node: it still runs first"""
+    w = leaf(lib, ROW)
+    w * 1  # w's AccumulateGrad is made now, before the nodes below
+    x = leaf(lib, ROW)
+    see.order("the backward order", (x.exp() * w).sum())
+
+
+def what_mm_saves(lib, see):
+    """x @ w, x @ c, c @ w: what matrix multiplication saves, and its result"""
+    x, w, c, d = leaf(lib), leaf(lib, W), lib.tensor(W), lib.tensor(X)
+    for label, y in [("x @ w", x @ w), ("x @ c", x @ c), ("d @ w", d @ w)]:
+        see(label, y)
+        see.graph(f"the graph of {label}", y)
+    see("(x @ c).grad_fn._saved_self", (x @ c).grad_fn._saved_self)
+    see("(d @ w).grad_fn._saved_mat2", (d @ w).grad_fn._saved_mat2)
+
+
+def starting_gradients(lib, see):
+    """backward from a given gradient, from several outputs, and PyTorch's errors for the start"""
+    x = leaf(lib, ROW)
+    y = x * x
+    y.backward(lib.tensor([1.0, -1.0, 2.0]))
+    see("x.grad after y.backward(v)", x.grad)
+    lib.autograd.backward([x * 2, (x * 3).sum()], [lib.tensor([1.0, 1.0, -1.0]), None])
+    see("x.grad after backward of two outputs", x.grad)
+    see.error("backward of a non-scalar without a gradient", lambda: (x * 2).backward())
+    see.error("backward of a tensor that does not require grad",
+              lambda: lib.tensor(ROW).sum().backward())  # fmt: skip
+    see.error("the second output does not require grad",
+              lambda: lib.autograd.backward([x.sum(), lib.tensor(1.0)]))  # fmt: skip
+
+
 TASKS = [
-    Task("1.1", "when an operation records a node", "_wants_grad", [constants_and_no_grad, recorded_graph],
-         hint="record exactly when grad mode is on (_GradMode.enabled) and any input is a Tensor with requires_grad",
-         advice={"value": "A constant (requires_grad=False) or a tensor made under no_grad records nothing."}),
-    Task("1.2", "the edge of one input", "_edge", [shared_leaf, numbers_as_inputs],
-         hint="(t.grad_fn, 0) for a tensor made by an operation, (t._grad_accumulator(), 0) for a leaf that requires grad, (None, 0) otherwise (numbers included)",
-         advice={"value": "Make a leaf's AccumulateGrad once, with t._grad_accumulator(), and reuse it.",
-                 "graph": "A leaf used twice has one AccumulateGrad node: get it with t._grad_accumulator()."}),
-    Task("1.3", "detach", "Tensor.detach", [detach_shares_memory],
-         hint="Tensor(self._data) shares the memory; also share the version counter: detached._version_box = self._version_box"),
-    Task("1.6", "recording a node", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, mul_broadcast, version_errors],
-         hint="if not _wants_grad(*inputs): a plain Tensor; else node_class([_edge(t) for t in inputs]), the attributes set on it, SavedTensor(...) for each saved pair that is not None, and Tensor(data, requires_grad=True, grad_fn=node)"),
-    Task("1.7", "no_grad", "_SetGradMode.__enter__ and __exit__", [grad_mode_nesting, constants_and_no_grad],
-         hint="__enter__ remembers _GradMode.enabled in self.previous and sets it to self.mode; __exit__ puts the remembered value back (not True: no_grad can be nested)"),
-    Task("2.1", "the backward formula of *", "MulBackward0.apply", [mul_broadcast, mul_with_constant, mul_twice_differentiated],
-         hint="grad_self = _sum_to(g * self.saved('other'), self._shapes[0]) when input 0 needs a gradient, and likewise for input 1 with self.saved('self')",
-         advice={"value": "Each input's gradient is g times the other input, summed back to the input's own shape.",
-                 "raised": "A formula computed in numpy leaves the graph: use tensor operations on g, so that create_graph can differentiate it again."}),
-    Task("2.2", "the backward formula of @", "MmBackward0.apply", [matrix_products],
-         hint="grad_self = g @ mat2.t(), grad_mat2 = self.t() @ g: each gradient has its input's shape"),
-    Task("2.3", "counting dependencies", "count_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
-         hint="keep a stack of nodes to visit and a set of nodes seen; count every edge (skip None), but push each node once; read `roots` only once (it may be a generator)"),
-    Task("2.4", "the run loop", "_run_loop", [diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, grad_of_intermediate],
-         hint="a heap of (-node._sequence_nr, next(tie), node); pop, apply to the node's buffer, add each result into the next node's buffer, and push a node once its count reaches 0",
-         advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first; a node runs only when its count reaches 0."}),
-    Task("2.6", "accumulating into .grad", "AccumulateGrad.apply", [accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls],
-         hint="the first gradient becomes .grad (detached unless grad mode is on, which means create_graph); later ones are added into the same tensor's data, or out of place under create_graph"),
-    Task("3.1", "what * saves", "mul", [what_mul_saves, mul_broadcast],
-         hint="save self only if other requires grad, and other only if self requires grad: each input's gradient needs the other input"),
-    Task("3.2", "exp's backward from its result", "ExpBackward0.apply", [exp_from_result],
-         hint="d exp(x)/dx = exp(x), which is the saved result: (g * self.saved('result'),)"),
-    Task("3.3", "the version check", "SavedTensor.check_version", [version_errors],
-         hint="compare self.version_box[0] with self.version; name the node that made the tensor (the saving node for an output) without 'Backward0'",
-         advice={"error": "PyTorch's text must match to the letter, hint sentence included."}),
-    Task("3.5", "saving, through the pack hooks", "SavedTensor.__init__", [pack_hooks, version_errors],
-         hint="stamp self.version = tensor._version and keep tensor._version_box; if _hook_stack is not empty, store pack(tensor) (under no_grad) and remember its unpack"),
-    Task("4.1", "the freeing step", "release_saved", [freed_after_backward, backward_twice],
-         hint="for every SavedTensor in node._saved: drop its value (value = None) and mark it freed"),
-    Task("4.5", "the error after freeing", "SavedTensor.check_not_freed", [backward_twice],
-         hint="raise RuntimeError(FREED_MESSAGE) when self.freed"),
-    Task("4.6", "retain_graph's default", "backward", [retain_default],
-         hint="retain_graph=None means retain_graph = create_graph"),
-    Task("5.1", "a backward formula that can be differentiated", "SigmoidBackward0.apply", [sigmoid_twice],
-         hint="g * result * (1 - result), with tensor operations on the saved result (no numpy), and never forget g",
-         advice={"value": "Differentiate through the formula: it must use g and the saved result as tensors.",
-                 "raised": "A formula computed in numpy leaves the graph, so its result cannot be differentiated again."}),
-    Task("5.5", "autograd.grad", "grad", [grad_function, hessian_vector_product],
-         hint="retain_graph defaults to create_graph; run_backward(outputs, grads, retain_graph, create_graph, inputs) returns the captured gradients; raise PyTorch's error for a None unless allow_unused"),
-    Task("5.6", "capturing the gradients of the inputs", "_Capture.takes", [grad_of_intermediate, grad_function],
-         hint="store each gradient whose (node, nr) is in self.slots; return True for an AccumulateGrad and for nodes not in self.wanted, so they do not run"),
+    Task("1.1", "the edge of one input", "gradient_edge", [shared_leaf, numbers_as_inputs, constant_first],
+         hint="a gradient flows to the node that made the tensor, or to a leaf's one accumulator (made on first use and reused); a constant or a number has nowhere to send it",
+),
+    Task("1.2", "recording an operation", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, constant_first, mul_broadcast, version_errors],
+         hint="record only when grad mode is on and at least one input (any of them, not only the first) requires grad; the node gets one edge per input, its settings, its saved values (skip the None ones), and the result points back at it",
+         advice={"value": "Record exactly when grad mode is on and some input, in any position, requires grad."}),
+    Task("1.3", "detach", "detach", [detach_shares_memory],
+         hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
+    Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad],
+         hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
+         advice={"value": "Leaving a block must restore the mode that was in force before it, whatever that was."}),
+    Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast],
+         hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
+         advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
+    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks],
+         hint="each input's gradient is g times the other input, summed back to the input's own shape; an input that needs no gradient gets None (its partner was not even saved)",
+         advice={"raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one (needs_input_grad)."}),
+    Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
+         hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it"),
+    Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
+         hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them"),
+    Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
+         hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator"),
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, roots_given_twice, grad_of_intermediate],
+         hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
+         advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
+                 "raised": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
+    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls],
+         hint="the first gradient becomes .grad (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added so that .grad stays the same tensor, or, under create_graph, become a new tensor in the graph",
+         advice={"accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: adding into its array in place changes the other leaf's .grad as well. Make a new array for the sum."}),
+    Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast],
+         hint="the gradient of one input needs the other input, so an input is saved only when its partner requires grad",
+         advice={"graph": "Save an input only if the other input requires grad: that is the only formula that reads it."}),
+    Task("3.2", "backward from the saved result", "ExpBackward0.apply and TanhBackward0.apply", [exp_from_result, tanh_from_result, exp_twice_differentiated, hooked_formulas, version_errors],
+         hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
+         advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
+                 "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [pack_hooks, version_errors, in_place_on_a_copy],
+         hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered",
+         advice={"in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error."}),
+    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy],
+         hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
+         advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions."}),
+    Task("4.1", "freeing, and reading back", "release_variables, SavedTensor.unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors],
+         hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one",
+         advice={"freed_after_backward": "A freed saved tensor must drop its value, not only be marked: the memory is what retain_graph is about."}),
+    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function],
+         hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
+    Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
+         hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
+         advice={"value": "Differentiate through the formula: it must use g and the saved tensors as tensors."}),
+    Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product],
+         hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
+    Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [grad_of_intermediate, grad_function, grad_with_grad_outputs],
+         hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
     Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_without_biases],
-         hint="tanh(input @ w_ih.t() + b_ih + hx @ w_hh.t() + b_hh), leaving out a bias that is None"),
+         hint="the new state is tanh of the input's projection plus the previous state's projection, each weight matrix applied transposed, each bias added only when given"),
     Task("7.5", "cross-entropy from elementary operations", "cross_entropy", [cross_entropy_values],
-         hint="log_probs = shifted - shifted.exp().sum(dim=1, keepdim=True).log() with shifted = input minus its row maximum (a constant); the loss is -(log_probs * one_hot).sum() / rows"),
+         hint="log-softmax is each logit minus the log of the row's sum of exponentials; subtract the row maximum first (a constant) so exp cannot overflow; pick each row's target, average over rows, negate"),
 ]  # fmt: skip

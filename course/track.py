@@ -42,13 +42,19 @@ class Task:
     where: str  # the function(s) the learner fills in
     programs: list[Callable]
     hint: str
-    advice: dict[str, str] = field(default_factory=dict)  # kind of difference -> extra words
+    # extra words for a kind of difference ("value", "graph", "raised"...) or for one program,
+    # by its function's name (which wins)
+    advice: dict[str, str] = field(default_factory=dict)
 
 
 class _Difference(Exception):
     def __init__(self, kind: str, text: str):
         super().__init__(text)
         self.kind = kind
+
+
+class _FormulaMistake(BaseException):  # not an Exception: a program's see.error must not catch it
+    """A backward formula of the learner's returned something no formula may return."""
 
 
 # --- What a program observes, in a form both libraries give alike -------------------------------
@@ -63,8 +69,18 @@ def as_array(value) -> np.ndarray:
 
 
 def _saved_states(node) -> dict[str, str]:
-    """{saved name: 'alive', 'freed' or 'modified'} for the tensors a node saved."""
-    return {label: state for label, state, _ in saved_tensors(node)}
+    """{saved name: 'alive', 'freed' or 'modified'} for the tensors a node saved.
+
+    A learner's saved tensor marked freed that still holds its value is 'freed, its value still
+    held': the memory freeing is meant to give back is not given back.
+    """
+    states = {label: state for label, state, _ in saved_tensors(node)}
+    saved = getattr(node, "_saved", None)
+    for name, entry in saved.items() if isinstance(saved, dict) else ():
+        if name in states and getattr(entry, "freed", False):  # whatever text its error has
+            held = getattr(entry, "value", None) is not None
+            states[name] = "freed, its value still held" if held else "freed"
+    return states
 
 
 def _label(node) -> str:
@@ -189,6 +205,13 @@ def _value_difference(label, mine, theirs) -> str | None:
 
 
 def _graph_difference(label, mine, theirs) -> str | None:
+    accumulators = [sum(node[0] == "AccumulateGrad" for node in g) for g in (mine, theirs)]
+    if accumulators[0] > accumulators[1]:
+        return (
+            f"{label} has {accumulators[0]} AccumulateGrad nodes; PyTorch's has "
+            f"{accumulators[1]}: a leaf used more than once must send every gradient to its one "
+            "accumulator, made the first time and reused"
+        )
     for i, (node_mine, node_theirs) in enumerate(zip(mine, theirs)):
         if node_mine[0] != node_theirs[0]:
             return f"in {label}, node {i} from the top is {node_mine[0]}; PyTorch's is {node_theirs[0]}"
@@ -258,7 +281,11 @@ def _sequence_difference(label, mine, theirs) -> str | None:
 def _counts_difference(label, mine, theirs) -> str | None:
     for name in sorted(set(mine) | set(theirs)):
         if mine.get(name) != theirs.get(name):
-            return f"{label}: {name} has count {mine.get(name, 'missing')}; the right count is {theirs.get(name, 'absent: no edge points into it')}"
+            if name not in mine:
+                return f"{label}: {name} is missing from your counts; the right count is {theirs[name]}"
+            if name not in theirs:
+                return f"{label}: {name} has count {mine[name]}, but no edge points into it"
+            return f"{label}: {name} has count {mine[name]}; the right count is {theirs[name]}"
     return None
 
 
@@ -329,6 +356,7 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
     for other in _tasks():
         if other.id in written and other.id != task.id:
             if _run(task, path, answered={other.id})[0] == "done":
+                results.setdefault(("breaks", other.id), []).append(task.id)
                 own = _isolated(other, path, results)[0] == "wrong"
                 return (
                     "wrong",
@@ -360,16 +388,30 @@ def _run(task: Task, path: Path, answered=()) -> tuple[str, str]:
         return _compare_programs(task, engine, reference)
 
 
-def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
-    import torch
+def _torch_seen(program, reference) -> list:
+    """What `program` observes on torch: computed once per program (torch's answer never changes)."""
+    key = (program, id(reference))
+    if key not in _TORCH_SEEN:
+        import torch
 
-    for program in task.programs:
-        name = _program_name(program)
         theirs = See(torch, reference)
         program(torch, theirs)
+        _TORCH_SEEN[key] = theirs.seen
+    return _TORCH_SEEN[key]
+
+
+_TORCH_SEEN: dict = {}
+
+
+def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
+    _guard_formulas(engine)
+    for program in task.programs:
+        name = _program_name(program)
+        theirs = _torch_seen(program, reference)
         mine = See(engine, reference)
         try:
             program(engine, mine)
+            _compare(mine.seen, theirs)
         except NotImplementedError as error:
             return "not done", f"{error} is still a stub"
         except RecursionError:
@@ -377,23 +419,65 @@ def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
                 "wrong",
                 f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit",
             )
+        except _FormulaMistake as mistake:
+            return "wrong", f"{name}: {mistake}{_advice(task, 'formula', program)}"
         except _Difference as difference:
-            return "wrong", f"{name}: {difference}{_advice(task, difference.kind)}"
+            return "wrong", f"{name}: {difference}.{_advice(task, difference.kind, program)}"
         except Exception as error:  # an ordinary mistake in the learner's code: report, don't raise
+            try:  # a difference seen before the crash is the first thing that went wrong
+                _compare(mine.seen, theirs[: len(mine.seen)])
+            except _Difference as difference:
+                return "wrong", f"{name}: {difference}.{_advice(task, difference.kind, program)}"
+            described = engine_file.describe(error)
             return (
                 "wrong",
-                f"{name}: your engine raised {engine_file.describe(error)}{_advice(task, 'raised')}",
+                f"{name}: your engine raised {described}{_advice(task, 'raised', program)}",
             )
-        try:
-            _compare(mine.seen, theirs.seen)
-        except _Difference as difference:
-            return "wrong", f"{name}: {difference}.{_advice(task, difference.kind)}"
     count = len(task.programs)
     return "done", f"matches PyTorch on {count} program{'s' if count > 1 else ''}"
 
 
-def _advice(task: Task, kind: str) -> str:
-    advice = task.advice.get(kind, "")
+def _guard_formulas(engine) -> None:
+    """Wrap every backward formula of the learner's engine so a wrong kind of result is named."""
+    for cls in [c for c in vars(engine).values() if isinstance(c, type)]:
+        if issubclass(cls, engine.Node) and "apply" in vars(cls):
+            cls.apply = _guarded(cls.__name__, vars(cls)["apply"], engine)
+
+
+def _guarded(name: str, apply: Callable, engine) -> Callable:
+    def checked(node, *grads):
+        out = apply(node, *grads)
+        inputs = len(node.next_functions)
+        if not isinstance(out, (tuple, list)):
+            got = "None (a missing return?)" if out is None else f"a {type(out).__name__}"
+            raise _FormulaMistake(
+                f"{name}.apply returned {got}, not a tuple: return one gradient per input, "
+                f"in a tuple, even for a node with one input"
+            )
+        if len(out) != inputs:
+            raise _FormulaMistake(f"{name}.apply returned {len(out)} gradients for {inputs} inputs")
+        if engine._GradMode.enabled and _in_graph(grads, node):
+            for grad, (edge, _) in zip(out, node.next_functions):
+                if edge is not None and is_tensor(grad) and not grad.requires_grad:
+                    raise _FormulaMistake(
+                        f"under create_graph, {name}.apply returned a gradient outside the graph: "
+                        "it was computed on numpy arrays (`._data`), which autograd cannot "
+                        "differentiate again; write the formula with tensor operations"
+                    )
+        return out
+
+    return checked
+
+
+def _in_graph(grads, node) -> bool:
+    """True when a formula's inputs (g or a saved tensor) are in the graph, so its result must be."""
+    saved = [s for s in node._saved.values() if getattr(s, "unpack_hook", 1) is None]
+    values = [getattr(s, "value", None) for s in saved if not getattr(s, "freed", True)]
+    return any(is_tensor(v) and v.requires_grad for v in [*grads, *values])
+
+
+def _advice(task: Task, kind: str, program=None) -> str:
+    advice = task.advice.get(getattr(program, "__name__", ""), "") or task.advice.get(kind, "")
     return (f" {advice}" if advice else "") + f" Hint: {task.hint}"
 
 
@@ -442,6 +526,14 @@ def progress_rows(path: Path | None = None) -> list[tuple[str, str, str]]:
     path = path or engine_file.default_path()
     results = {}
     rows = [(t.id, t.title, *run(t, path, results)) for t in _tasks()]
+    for i, (exercise, title, status, message) in enumerate(rows):
+        broken = results.get(("breaks", exercise))
+        if status == "done" and broken:
+            message = (
+                f"passes its own check, but breaks {', '.join(sorted(set(broken)))}: "
+                "their programs match PyTorch with the course's answer in place of yours"
+            )
+            rows[i] = (exercise, title, "wrong", message)
     chapter, width = None, max(len(title) for _, title, _, _ in rows) + 1
     for exercise, title, status, message in rows:
         if exercise.split(".")[0] != chapter:

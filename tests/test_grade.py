@@ -4,7 +4,7 @@ Two learners, built here from the course's own files:
 
 * complete: the solutions of exercise notebooks 00 and 01, and the complete engine;
 * partial: notebook 00 with 0.2 filled from the solutions, a wrong answer to 0.1 and 0.3 left
-  undone; an engine with 1.1 filled from the solutions and a wrong 7.5, the rest stubs.
+  undone; an engine with 1.3 filled from the solutions and a wrong 7.5, the rest stubs.
 
 A third, synthetic learner covers what breaks: a cell that raises, a check cell that raises,
 a notebook that runs out of time, a file that is no notebook. It runs no torch, so it is quick.
@@ -45,11 +45,11 @@ def partial_notebook() -> nbformat.NotebookNode:
 
 
 def partial_engine() -> str:
-    """The unfilled engine with 1.1 answered as the solutions do and 7.5 answered wrong."""
+    """The unfilled engine with 1.3 answered as the solutions do and 7.5 answered wrong."""
     source = (EXERCISES / "my_autograd.py").read_text("utf-8")
-    answer = "return _GradMode.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in inputs)"
+    answer = "detached = Tensor(self._data)\n    detached._version_counter = self._version_counter\n    return detached"
     assert answer in (SOLUTIONS / "my_autograd.py").read_text("utf-8")
-    source = source.replace(stub("1.1", "when an operation records a node"), answer)
+    source = source.replace(stub("1.3", "detach"), answer)
     wrong = "return (input * 0).sum()"
     return source.replace(stub("7.5", "cross-entropy from elementary operations"), wrong)
 
@@ -112,12 +112,12 @@ def test_the_partial_submission_gets_exact_statuses_and_points(graded):
         ("00_warmup.ipynb", "0.3"): "not done",
     }
     expected |= {("my_autograd.py", e): "not done" for e in ENGINE_PIECES}
-    expected |= {("my_autograd.py", "1.1"): "correct", ("my_autograd.py", "7.5"): "wrong"}
+    expected |= {("my_autograd.py", "1.3"): "correct", ("my_autograd.py", "7.5"): "wrong"}
     assert statuses(table, "partial") == expected
     points = {key[1:]: int(row["points"]) for key, row in table.items() if key[0] == "partial"}
     assert {key: p for key, p in points.items() if p} == {
         ("00_warmup.ipynb", "0.2"): 1,
-        ("my_autograd.py", "1.1"): 1,
+        ("my_autograd.py", "1.3"): 1,
     }
     assert table["partial", "01_the_graph.ipynb", "1.4"]["status"] == "not submitted"
 
@@ -186,7 +186,7 @@ def test_a_notebook_runs_with_the_learner_s_own_engine_and_the_course_s_data(tmp
     probe = tmp_path / "probe.ipynb"
     code = (
         "from pathlib import Path\nfrom course import track\n"
-        "print(Path('../data/sonnets.txt').is_file())\ntrack.check('1.1')"
+        "print(Path('../data/sonnets.txt').is_file())\ntrack.check('1.3')"
     )
     nbformat.write(broken_notebook(code), probe)
     with grade.workspace(engine) as root:
@@ -194,7 +194,7 @@ def test_a_notebook_runs_with_the_learner_s_own_engine_and_the_course_s_data(tmp
     assert problems == []
     said = grade.printed(cells[0]).splitlines()
     assert said[0] == "True"
-    assert said[1].startswith("Exercise 1.1: correct ✓")  # the course's exercises/ has a stub
+    assert said[1].startswith("Exercise 1.3: correct ✓")  # the course's exercises/ has a stub
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,7 @@ def test_retain_graph_keeps_the_learners_buffers(mine):
 
 
 def test_an_engine_that_never_frees_is_drawn_differently_from_torch(mine, monkeypatch):
-    monkeypatch.setattr(mine, "release_saved", lambda node: None)
+    monkeypatch.setattr(mine, "release_variables", lambda node: None)
     pictures = []
     for lib in (mine, torch):
         roots, params = build(lib, "diamond")

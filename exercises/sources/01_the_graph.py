@@ -7,15 +7,14 @@
 #
 # | exercise | you write | where |
 # |---|---|---|
-# | 1.1 | when an operation records a node | `_wants_grad` in your engine |
-# | 1.2 | the edge of one input in `next_functions` | `_edge` in your engine |
-# | 1.3 | `detach`: a tensor cut out of the graph | `Tensor.detach` in your engine |
-# | 1.6 | recording a node | `_record` in your engine |
-# | 1.7 | `no_grad` | `_SetGradMode.__enter__`, `__exit__` in your engine |
+# | 1.1 | the edge of one input in `next_functions` | `gradient_edge` in your engine |
+# | 1.2 | recording an operation: the decision, the node, its edges | `_record` in your engine |
+# | 1.3 | `detach`: a tensor cut out of the graph | `detach` in your engine |
 # | 1.4 | `walk`: every node of a graph, breadth first | this notebook (runs inside `draw_graph`) |
 # | 1.5 | predictions: which tensors require grad, which are leaves | this notebook |
+# | 1.6 | `no_grad`, as a block and as a decorator | `_SetGradMode` in your engine |
 #
-# About 60 minutes. Until you write a piece, its check prints a "not done yet" line, so the
+# About 80 minutes. Until you write a piece, its check prints a "not done yet" line, so the
 # notebook always runs from top to bottom. Answers: `solutions/01_the_graph.ipynb` and
 # `solutions/my_autograd.py`.
 # %%
@@ -44,32 +43,57 @@ from course.checks_01 import (
 # `solutions/my_autograd.py`.
 
 # %% [markdown]
-# ## Exercise 1.1 (your engine): when does an operation record a node?
+# ## Exercise 1.1 (your engine): the edge of one input
 #
-# Every operation of your engine computes its numpy result first and then asks one question:
-# *should I record a backward node for this?* Write `_wants_grad(*inputs)`: True exactly when
-# grad mode is on (`_GradMode.enabled`, which `no_grad` turns off) **and** at least one input is
-# a `Tensor` with `requires_grad=True`. Inputs may be Python numbers (`x * 2`): they never
-# require grad. The check runs programs with constants, `detach`, mixed inputs and `no_grad`.
+# When an operation records its node, it gives it one **edge** per input: the pair
+# `(node, input_nr)` saying where the gradient for that input goes in backward. The node's
+# `next_functions` is the tuple of these edges. Write `gradient_edge(t)`.
+#
+# Think about the three kinds of input an operation can get: a tensor that an operation made, a
+# leaf that requires grad, and anything else (a constant, a Python number such as the 2 in
+# `x * 2`). A leaf's gradient goes to an `AccumulateGrad` node, and a leaf has **one** of them for
+# its whole life, however many operations use it: where will you keep it, and when do you make
+# it? Every operation here has one output, so the second element is always 0.
+#
+# <details><summary>Stuck? A smaller example</summary>
+#
+# In PyTorch, `a, b = x * 2, x * 3` gives `a.grad_fn.next_functions[0][0] is
+# b.grad_fn.next_functions[0][0]`: both edges lead to the same node. `(c * x).grad_fn.next_functions`
+# for a constant `c` starts with `(None, 0)`. Try both in a cell, then write the three cases.
+# </details>
 
 # %%
 track.check("1.1")
 
 # %% [markdown]
-# ## Exercise 1.2 (your engine): the edge of one input
+# ## Exercise 1.2 (your engine): recording an operation
 #
-# When an operation records its node, it gives it one **edge** per input, the pair
-# `(node, output_nr)` that says where the gradient for that input goes in backward; the node's
-# `next_functions` is the tuple of these edges. Write `_edge(t)`:
+# Every operation of your engine computes its numpy result and then calls
+# `_record(node_class, data, inputs, saved, saved_result, **attributes)`, which you write. It
+# answers the question of this chapter, *should a node be recorded?*, and if so builds it:
 #
-# * a tensor made by an operation: `(t.grad_fn, 0)` (every operation here has one output);
-# * a leaf that requires grad: its `AccumulateGrad` node and 0. Get it with
-#   `t._grad_accumulator()`, which makes it the first time and then returns **the same node**,
-#   so a leaf used twice has one AccumulateGrad, as in PyTorch;
-# * anything else (a constant, a Python number): `(None, 0)`, no edge to follow.
+# * the decision: when does an operation record a node? (Think of `no_grad`, of constants, and of
+#   an input that requires grad in **second** position, as in `c * x`.)
+# * the node: one edge per input, the operation's settings set on it as attributes
+#   (`_shapes`, `_saved_dim`, ...), and what it keeps for backward: `saved` pairs a name with a
+#   value, or with `None` when it need not be kept. Keep a value as a `SavedTensor` (chapter 03)
+#   in `node._saved`; a Python number is kept as a tensor (`_as_tensor`).
+# * the result: a tensor that points back at its node. When `saved_result` is true the node also
+#   keeps its own output, under the name `"result"`, marked as an output (`is_output=True`).
 #
-# The check compares the graphs of a leaf used twice, a constant input and numbers on either
-# side of an operator (`x + 2`, `1 - x`) with PyTorch's, node by node and edge by edge.
+# The check compares whole graphs with PyTorch's: node names, edges and saved tensors.
+#
+# <details><summary>Pseudo-code</summary>
+#
+# ```text
+# if nothing needs a gradient here:   return a tensor with no history
+# node  <- a node of this class, its edges from the inputs
+# copy the settings onto the node; keep each value that is not None
+# out   <- a tensor that requires grad and was made by node
+# if the node keeps its result:   keep out too
+# return out
+# ```
+# </details>
 
 # %%
 track.check("1.2")
@@ -78,54 +102,14 @@ track.check("1.2")
 # ## Exercise 1.3 (your engine): `detach`
 #
 # `y.detach()` returns a tensor with the same values, cut out of the graph: no `grad_fn`,
-# `requires_grad=False`. Two details make it PyTorch's `detach` and not a copy:
-#
-# * it **shares memory** with `y`: `Tensor(self._data)` wraps the same numpy array, no copy;
-# * it **shares the version counter**: in-place changes made through the detached tensor
-#   still count for `y` (chapter 03 shows why). The counter is the one-element list
-#   `_version_box`: give the new tensor the same list.
-#
-# Write `Tensor.detach`. The check zeroes a detached tensor in place and compares `y`, its
-# `_version`, and the error a later backward raises, with PyTorch.
+# `requires_grad=False`. Two details make it PyTorch's `detach` and not a copy: it **shares
+# memory** with `y`, and it **shares the version counter** (`_version_counter`), so an in-place
+# change through either one counts for both (chapter 03 shows why that matters). Write `detach`.
+# The check zeroes a detached tensor in place and compares `y`, its `_version` and the error a
+# later backward raises with PyTorch's.
 
 # %%
 track.check("1.3")
-
-# %% [markdown]
-# ## Exercise 1.6 (your engine): recording a node
-#
-# Now the step that builds the graph. Every operation ends with
-# `_record(node_class, data, inputs, saved, saved_result, **attributes)`. Write it:
-#
-# 1. if `_wants_grad(*inputs)` is false, return a plain `Tensor(data)`;
-# 2. otherwise make the node, `node_class([_edge(t) for t in inputs])`;
-# 3. set each of `attributes` on it (`setattr(node, name, value)`: the operation's settings,
-#    such as `_saved_dim` or `_shapes`);
-# 4. for each `(name, value)` in `saved` whose value is not None, store
-#    `node._saved[name] = SavedTensor(_as_tensor(value, data.dtype), node)` (a Python number is
-#    saved as a tensor, as PyTorch does; chapter 03 is about these);
-# 5. make the result, `Tensor(data, requires_grad=True, grad_fn=node)`, and when
-#    `saved_result` is true also save it: `SavedTensor(result, node, is_output=True)` under
-#    the name `"result"`.
-#
-# The check compares whole graphs with PyTorch's: node names, edges and saved tensors.
-
-# %%
-track.check("1.6")
-
-# %% [markdown]
-# ## Exercise 1.7 (your engine): `no_grad`
-#
-# `with no_grad():` turns recording off inside and back on after, even when the block raises, and
-# blocks nest: a `no_grad` inside another must leave grad mode **off** when it ends, and
-# `enable_grad` inside `no_grad` turns it on for its own block only. `no_grad` and
-# `enable_grad` are subclasses of `_SetGradMode` that differ only in `mode`. Write its
-# `__enter__` (remember the current `_GradMode.enabled` in `self.previous`, then set it to
-# `self.mode`) and `__exit__` (put the remembered value back). The decorator form,
-# `@no_grad()`, is given: it uses your two methods.
-
-# %%
-track.check("1.7")
 
 # %% [markdown]
 # ## Exercise 1.4: walking the graph
@@ -224,6 +208,20 @@ def my_predictions():
 
 # %%
 check_leaves(my_predictions)
+
+# %% [markdown]
+# ## Exercise 1.6 (your engine): `no_grad`
+#
+# `with no_grad():` turns recording off inside the block and restores it after, even when the
+# block raises; blocks nest, and `enable_grad` inside `no_grad` turns recording on for its own
+# block only. `no_grad` and `enable_grad` are subclasses of `_SetGradMode` that differ only in
+# `mode`. Write its `__enter__`, `__exit__` and `__call__` (the decorator form, `@no_grad()`, which
+# runs the decorated function inside a fresh block). What should `__exit__` restore after
+# `with no_grad(): with no_grad(): ...`? And what does returning a true value from `__exit__` do to
+# an exception?
+
+# %%
+track.check("1.6")
 
 # %% [markdown]
 # Done? Chapter 02 walks this graph backwards: each node turns the gradient of its output into

@@ -1,20 +1,22 @@
 # %% [markdown]
 # # Exercises 02 · Backward
 #
-# Your engine learns to run backward: two backward formulas, the dependency count, the run
+# Your engine learns to run backward: undoing broadcasting, four backward formulas, the dependency count, the run
 # loop that is the heart of every engine, and accumulation into `.grad`. Then a gradient
 # checker in this notebook.
 #
 # | exercise | you write | where |
 # |---|---|---|
-# | 2.1 | the backward formula of `*` | `MulBackward0.apply` in your engine |
-# | 2.2 | the backward formula of `@` | `MmBackward0.apply` in your engine |
-# | 2.3 | dependency counting, without recursion | `count_dependencies` in your engine |
-# | 2.4 | the run loop: buffers, the ready heap, the order | `_run_loop` in your engine |
-# | 2.6 | accumulating into `.grad` | `AccumulateGrad.apply` in your engine |
+# | 2.1 | undoing broadcasting in a gradient | `_sum_to` in your engine |
+# | 2.2 | the backward formula of `*` | `MulBackward0.apply`, `Node.needs_input_grad` in your engine |
+# | 2.3 | the backward formula of `@` | `MmBackward0.apply` in your engine |
+# | 2.4 | the backward formulas of `sum` and `mean` | `SumBackward0`, `SumBackward1`, `MeanBackward1` in your engine |
 # | 2.5 | a finite-difference gradient checker | this notebook |
+# | 2.6 | dependency counting, without recursion | `compute_dependencies` in your engine |
+# | 2.7 | the run loop: buffers, order, hooks | `_run_loop`, `register_hook`, `retain_grad` in your engine |
+# | 2.8 | a leaf's accumulator, and accumulating into `.grad` | `AccumulateGrad` in your engine |
 #
-# About 90 minutes; the run loop takes the longest. A check prints one line: `correct ✓`,
+# About 2 hours; the run loop takes the longest. A check prints one line: `correct ✓`,
 # `not done yet`, or what differs. The chapter, `notebooks/02_backward.ipynb`, explains every
 # idea used here; the answers are in `solutions/`.
 # %%
@@ -36,92 +38,68 @@ from course.checks_02 import (
 # the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
 
 # %% [markdown]
-# ## Exercise 2.1 (your engine): the backward formula of `*`
+# ## Exercise 2.1 (your engine): undoing broadcasting
 #
-# `out = self * other`, elementwise with broadcasting. Write `MulBackward0.apply(self, g)`: given
-# `g`, the gradient of the loss with respect to `out`, return `(grad for self, grad for other)`.
+# `x * w` with `x` of shape (2, 3) and `w` of shape (3,) uses each element of `w` twice, once
+# per row: broadcasting copied `w` along a new leading dimension. In backward, the gradient that
+# arrives has the output's shape, (2, 3); `w`'s gradient must have `w`'s shape, and each of its
+# elements gets the sum of what its copies received. Write `_sum_to(grad, shape)`. Broadcasting
+# adds dimensions **in front**, and stretches dimensions **of size 1**: which dimensions of
+# `grad` must be summed, and how does the result get the input's shape back? Use tensor
+# operations (`sum(dim, keepdim)`, `reshape`): chapter 05 differentiates these formulas again.
 #
-# * `self.saved("self")` and `self.saved("other")` are the two inputs. Each is saved **only if
-#   the other input needs a gradient** (chapter 03), so one of them may be `None`.
-# * `self.needs_input_grad(i)`: whether input `i` wants a gradient; return `None` for one that
-#   does not.
-# * `self._shapes` holds the two input shapes. A broadcast input's gradient must be summed back
-#   to its own shape: `_sum_to(grad, self._shapes[i])`.
+# <details><summary>A worked example</summary>
 #
-# Compute with tensor operations on `g` (no numpy): chapter 05 differentiates these formulas
-# again. The check compares every input's gradient with PyTorch's.
+# An input of shape (2, 1, 4) broadcast against (2, 3, 4): the output, and `grad`, are (2, 3, 4).
+# The input's dimension 1 had size 1 and was stretched to 3, so `grad` is summed over dimension 1,
+# giving (2, 1, 4). An input of shape (4,) against the same output: dimensions 0 and 1 were
+# added in front; summing them gives (4,).
+# </details>
 
 # %%
 track.check("2.1")
 
 # %% [markdown]
-# ## Exercise 2.2 (your engine): the backward formula of `@`
+# ## Exercise 2.2 (your engine): the backward formula of `*`
 #
-# `out = self @ mat2` for two matrices, `self` of shape (n, k) and `mat2` of shape (k, m). Write
-# `MmBackward0.apply(self, g)`, where `g` has the shape of `out`, (n, m). The inputs are
-# `self.saved("self")` and `self.saved("mat2")` (each saved only when the *other* one needs a
-# gradient); transpose with `.t()`. Not sure which product to write? Each gradient has the
-# shape of its input; only one way of multiplying `g` with the other matrix gives that shape.
+# `out = self * other`, elementwise with broadcasting. Write `MulBackward0.apply(self, g)`: from
+# `g`, the gradient of the loss with respect to `out`, return a tuple with a gradient for each
+# input. A node reads what it saved with `self.saved("self")` and `self.saved("other")`; each
+# was saved only when it is needed (chapter 03), so one may be `None`. Also write
+# `Node.needs_input_grad(i)`: does input `i` want a gradient at all? (Look at the node's edges.)
+# An input that wants none gets `None`. A gradient must have its input's shape: use your
+# `_sum_to`. The check compares the gradients with PyTorch's, second derivatives included, and
+# what a node's hook sees.
 
 # %%
 track.check("2.2")
 
 # %% [markdown]
-# ## Exercise 2.3 (your engine): counting dependencies without recursion
+# ## Exercise 2.3 (your engine): the backward formula of `@`
 #
-# Before it runs anything, the engine counts, for every node reachable from the start nodes, how
-# many edges point into it: how many gradients that node will receive. Write
-# `count_dependencies(roots)`, returning a dict `{node: count}`.
-#
-# * `roots` is an iterable of nodes; the engine passes a generator, which can be read once.
-# * `node.next_functions` is a tuple of edges `(next_node, output_nr)`; skip `None` nodes.
-# * Count **every** edge, but walk **each node once**: in `(x * x).sum()` both edges of
-#   `MulBackward0` go to `x`'s AccumulateGrad, which counts 2.
-# * No recursion: the check also runs a chain of 3,000 operations, deeper than Python lets a
-#   function call itself. Keep the nodes still to visit in a list.
+# `out = self @ mat2` for two matrices, `self` of shape (n, k) and `mat2` of shape (k, m); `g`
+# has the shape of `out`, (n, m). Write `MmBackward0.apply(self, g)`. Not sure which product to
+# write? Each gradient has the shape of its input, and only one way of multiplying `g` with the
+# other matrix (transposed or not) gives that shape. Check your answer on 1×1 matrices, where it
+# must reduce to the derivative of a product of two numbers.
 
 # %%
 track.check("2.3")
 
 # %% [markdown]
-# ## Exercise 2.4 (your engine): the run loop
+# ## Exercise 2.4 (your engine): the backward formulas of `sum` and `mean`
 #
-# The heart of the engine: `_run_loop(root_edges, grads, retain_graph, capture)`. The rules:
-#
-# 1. Count the dependencies (`count_dependencies(node for node, _ in root_edges)`), and put each
-#    root's gradient into its node's **buffer**: `_add_to_buffer(buffers, node, nr, grad)` adds
-#    gradients that arrive at the same input.
-# 2. Ready nodes wait in a heap. Among them the one **created last** runs first: push
-#    `(-node._sequence_nr, next(tie), node)` with `tie = itertools.count()` (every
-#    AccumulateGrad has the largest number; among equals the one pushed first runs first).
-# 3. Pop a node, take its buffer and run the hooks: `grads_in = _run_pre_hooks(node,
-#    buffers.pop(node))`. Then the line for chapter 05, as it is:
-#    `if capture is not None and capture.takes(node, grads_in): continue`.
-# 4. `grads_out = node.apply(*grads_in)`; run `node._hooks` (each `hook(grads_out, grads_in)`
-#    may return replacements); if not `retain_graph`, `release_saved(node)` (chapter 04).
-# 5. For each edge `(next_node, nr)` with its gradient: skip `None` nodes, add the gradient to
-#    the next node's buffer, lower its count by one, and push it when the count reaches 0.
-#
-# The check compares the order the nodes run in with the order PyTorch runs them in, and the
-# gradients, on a diamond, a two-branch program and the 3,000-step chain.
+# `out = self.sum()` is one number; every element of `self` added into it once. Write
+# `SumBackward0.apply`: what does each element's gradient get? Then `SumBackward1.apply`, for
+# `self.sum(dim, keepdim)`: the node knows `_saved_self_sym_sizes` (self's shape), `_saved_dim`
+# (an int or a tuple, perhaps negative) and `_saved_keepdim`. Without `keepdim` the summed
+# dimensions are gone from `g`: they must come back, with size 1, before `g` can be spread
+# (`expand`) over self's shape. `_kept_shape(sizes, dims)` gives keepdim's shape. Last,
+# `MeanBackward1.apply` for `self.mean(dim, keepdim)`: how many elements went into each mean?
+# (`_saved_self_sym_numel` is the number of elements of self.)
 
 # %%
 track.check("2.4")
-
-# %% [markdown]
-# ## Exercise 2.6 (your engine): accumulating into `.grad`
-#
-# The last node on every path is a leaf's `AccumulateGrad`. Write its `apply(grad)`:
-#
-# * the first gradient becomes `variable.grad`: detached (`grad.detach()`) unless grad mode is
-#   on, which during backward means `create_graph=True`;
-# * a later one is **added into the same tensor** (`variable.grad._data = ... + grad._data`),
-#   so code holding `x.grad` sees the sum, as in PyTorch; under `create_graph` it is added
-#   out of place instead (`variable.grad + grad`), so that the sum is part of the graph;
-# * return `()`: the node has no inputs of its own.
-
-# %%
-track.check("2.6")
 
 # %% [markdown]
 # ## Exercise 2.5: a finite-difference gradient checker
@@ -130,8 +108,8 @@ track.check("2.6")
 # one-element tensor; `arrays` are numpy arrays. Return a list with one number per input: the
 # largest absolute difference between
 #
-# - the gradient from `backward()` (make float64 tensors with `requires_grad=True`, call
-#   `fn(*tensors).backward()`, read `.grad`), and
+# - the gradient from `backward()` (make float64 tensors with `requires_grad=True`,
+#   run `fn` on them, call `backward()` on the result, read `.grad`), and
 # - the central finite difference, entry by entry:
 #   $\frac{f(x + \varepsilon e_i) - f(x - \varepsilon e_i)}{2\varepsilon}$, where $f$ calls
 #   `fn` on fresh tensors and `.item()` reads the number.
@@ -171,6 +149,77 @@ check_gradcheck(gradcheck)
 # Done? Your gradient checker is the same tool the course's own tests use: every backward
 # formula in `mini_autograd/ops/` is checked against finite differences and against PyTorch.
 # Next chapter: what those formulas keep in memory while they wait for backward.
+
+# %% [markdown]
+# ## Exercise 2.6 (your engine): counting dependencies without recursion
+#
+# Before it runs anything, the engine counts, for every node reachable from the start nodes, how
+# many edges point into it: how many gradients that node will receive before it may run. Write
+# `compute_dependencies(roots)`, returning `{node: count}`. Count **every** edge (in
+# `(x * x).sum()` both edges of `MulBackward0` go to `x`'s AccumulateGrad, which counts 2), but
+# visit **each node once**. `roots` may be a generator, and may name the same node twice. No
+# recursion: the check runs a chain of 3,000 operations, deeper than Python lets a function call
+# itself, so keep the nodes still to visit in a list.
+
+# %%
+track.check("2.6")
+
+# %% [markdown]
+# ## Exercise 2.7 (your engine): the run loop
+#
+# The heart of the engine: `_run_loop`, given the roots' edges, their gradients, `retain_graph` and `capture`. It must
+#
+# * give each root its starting gradient, and add up gradients that arrive at the same node (a
+#   **buffer** per node);
+# * run a node only when all the gradients it will receive have arrived (your counts), and among
+#   the nodes ready to run, run the one **created last** first: `node._sequence_nr` numbers them in
+#   creation order, and every AccumulateGrad has the largest number (`heapq` keeps a priority
+#   queue of tuples; it compares them item by item);
+# * before `apply`, pass the gradient through the output tensor's hooks (`node._tensor_pre_hooks`,
+#   each `hook(grad)`) and the node's pre-hooks (`node._pre_hooks`, each `hook(grads)`); after it,
+#   through the node's post-hooks (`node._hooks`, each `hook(grads_out, grads_in)`). A hook that
+#   returns `None` changes nothing;
+# * for `autograd.grad` (chapter 05) ask `capture.takes(node, grads)` first, when there is a
+#   capture, and skip the node when it says so;
+# * after `apply`, free the node's saved tensors unless `retain_graph` (`release_variables`,
+#   chapter 04), and send each gradient along its edge.
+#
+# Also write `register_hook` (a tensor's hook goes to the node that receives its gradient: which
+# one is that, for a leaf?) and `retain_grad` (a hook that keeps the gradient in `.grad`, adding
+# when one is already there). The check compares the order the nodes run in, and the gradients,
+# with PyTorch's.
+#
+# <details><summary>Pseudo-code</summary>
+#
+# ```text
+# counts <- compute_dependencies(the root nodes)
+# buffers <- the roots' gradients, added per node
+# ready <- the roots no edge points into, by -sequence number
+# while something is ready:
+#     take the newest ready node and its buffer
+#     hooks before; capture?; apply; hooks after; free unless retain_graph
+#     for each edge with a node: add into its buffer, count down, ready at zero
+# ```
+# </details>
+
+# %%
+track.check("2.7")
+
+# %% [markdown]
+# ## Exercise 2.8 (your engine): accumulating into `.grad`
+#
+# The last node on every path is a leaf's `AccumulateGrad`. Write its `__init__` (it has no
+# inputs; it remembers its leaf, and among ready nodes it must run first) and its `apply(grad)`:
+#
+# * the first gradient becomes `variable.grad`, outside the graph unless grad mode is on, which
+#   during backward means `create_graph=True`;
+# * a later one is added so that `x.grad` **stays the same tensor** (code holding it sees the
+#   sum, as in PyTorch), except under `create_graph`, where the sum is a new tensor in the graph;
+# * careful: `(a + b).sum()` sends the **same** gradient tensor to both leaves;
+# * it returns an empty tuple: the node has no inputs of its own.
+
+# %%
+track.check("2.8")
 
 # %% [markdown]
 # ## Your engine so far

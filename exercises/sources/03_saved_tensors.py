@@ -5,13 +5,13 @@
 #
 # | exercise | you write | where |
 # |---|---|---|
-# | 3.1 | what `*` saves, only when it is needed | `mul` in your engine |
-# | 3.2 | the backward of `exp` from its saved result | `ExpBackward0.apply` in your engine |
-# | 3.5 | saving: the version stamp and the pack hooks | `SavedTensor.__init__` in your engine |
-# | 3.3 | the version check, with PyTorch's error | `SavedTensor.check_version` in your engine |
+# | 3.1 | what `*` and `@` save, only when it is needed | `mul`, `mm` in your engine |
+# | 3.2 | the backward of `exp` and `tanh` from their saved result | `ExpBackward0.apply`, `TanhBackward0.apply` in your engine |
+# | 3.3 | saving: the version stamp and the pack hooks | `SavedTensor.__init__`, `saved_tensors_hooks` in your engine |
 # | 3.4 | saved-tensor hooks that halve the memory | this notebook |
+# | 3.5 | in-place operations and the version check | `_in_place`, `SavedTensor.check_version` in your engine |
 #
-# About 60 minutes. Each check prints one line: `correct ✓`, `not done yet`, or what differs
+# About 90 minutes. Each check prints one line: `correct ✓`, `not done yet`, or what differs
 # and why. Answers: `solutions/03_saved_tensors.ipynb` and `solutions/my_autograd.py`.
 # %%
 import mini_autograd as ma  # noqa: F401 (for your code in 3.4)
@@ -29,62 +29,43 @@ from course.checks_03 import (
 # the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
 
 # %% [markdown]
-# ## Exercise 3.1 (your engine): what `*` saves
+# ## Exercise 3.1 (your engine): what `*` and `@` save
 #
 # For `out = self * other` the backward needs `other` to compute the gradient of `self`, and
-# `self` for the gradient of `other`. So PyTorch saves each input **only if the other one
-# requires grad**: `x * c` with a constant `c` saves `c` but not `x`. Write the body of
-# `mul(self, other)` in your engine: compute `data`, build the `saved` pairs with `None` for an
-# input that need not be kept (`_requires(value)` tells whether a value requires grad), and
-# return `_record(MulBackward0, data, [self, other], saved, _shapes=...)` as the other
-# operations do. The check compares the saved tensors (`_saved_self`, `_saved_other`) with
-# PyTorch's, for `x * w`, `x * c`, `c * x` and `x * 4`.
+# `self` for the gradient of `other`. PyTorch keeps a value only when a formula will read it:
+# `x * c` with a constant `c` keeps `c` but not `x`. Write `mul(self, other)` (compute the data
+# with `_broadcast`, decide what to keep, record with `_record`, whose `_shapes` attribute
+# `_sum_to` needs) and the end of `mm(self, mat2)` (its node is `MmBackward0`, which keeps
+# `self` and `mat2`, each only when needed). The check compares the saved tensors
+# (`_saved_self`, `_saved_other`) with PyTorch's for `x * w`, `x * c`, `c * x` and `x * 4`.
 
 # %%
 track.check("3.1")
 
 # %% [markdown]
-# ## Exercise 3.2 (your engine): the backward of `exp` from its saved result
+# ## Exercise 3.2 (your engine): backward from the saved result
 #
-# `out = exp(self)` saves neither input: its derivative is its own output, so it keeps that
-# (`saved_result=True`, under the name `result`). Write `ExpBackward0.apply(self, g)` from the
-# saved result. The check compares the saved set and the gradients with PyTorch's.
+# `out = exp(self)` keeps no input: its derivative is its own output, so it keeps that (under the
+# name `result`). `tanh` does the same: its derivative can be written with its output alone.
+# Write `ExpBackward0.apply` and `TanhBackward0.apply` from the saved result, read through the
+# node's `saved`, which unpacks it and checks it (chapters 03 and 04). The check also
+# differentiates them twice and runs them under pack hooks.
 
 # %%
 track.check("3.2")
 
 # %% [markdown]
-# ## Exercise 3.5 (your engine): saving, through the pack hooks
+# ## Exercise 3.3 (your engine): saving a tensor
 #
-# `SavedTensor.__init__(self, tensor, node, is_output)` is where a value is kept. Write it:
-# stamp `self.version = tensor._version` and keep `self.version_box = tensor._version_box`
-# (so the check above can compare); then, if `saved_tensors_hooks` is active (`_hook_stack`
-# is not empty), store `pack(tensor)` of the innermost pair, computed under `no_grad()`, and
-# remember its unpack in `self.unpack_hook`; otherwise store the tensor itself and set
-# `self.unpack_hook = None`. The check uses hooks that record the shapes they were given.
-
-# %%
-track.check("3.5")
-
-# %% [markdown]
-# ## Exercise 3.3 (your engine): the version check
-#
-# Every tensor counts its in-place changes in `_version`. When a node saves a tensor it stamps
-# the version; when backward unpacks it, a different version means the value backward needs is
-# gone. Write `SavedTensor.check_version(self, node)`: when `self.version_box[0]` differs from
-# `self.version`, raise PyTorch's error, to the letter:
-#
-# ```
-# one of the variables needed for gradient computation has been modified by an inplace
-# operation: [torch.FloatTensor [2, 3]], which is output 0 of Mul, is at version 1; expected
-# version 0 instead. Hint: enable anomaly detection to find the operation that failed to
-# compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).
-# ```
-#
-# (one line). The type name comes from the dtype (`_TYPE_NAMES`), the list is the shape. The
-# ", which is output 0 of Mul," part names the node that made the tensor, without `Backward0`:
-# for a saved result that is the saving node itself; for a saved input, the input's current
-# `grad_fn` (a leaf has none, and the part is left out).
+# `SavedTensor(tensor, node, is_output)` is where a node keeps a value. Write its `__init__`. To
+# detect later that the tensor was changed in place, stamp the version it has **now** and keep
+# its version counter (the object itself, to read later). Remember `is_output` and that nothing
+# is freed yet. Then the hooks: inside `with saved_tensors_hooks(pack, unpack):` the tensor is not
+# kept itself; the **innermost** active pair's `pack(tensor)` decides what is kept, computed
+# outside the graph, and its `unpack` is remembered to read it back. Write `saved_tensors_hooks`
+# too: it keeps its pair and puts it on `_hook_stack` for the duration of its block. The names
+# the rest of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
+# `is_output`.
 
 # %%
 track.check("3.3")
@@ -122,6 +103,23 @@ def unpack_half(packed):
 
 # %%
 check_half_hooks(pack_half, unpack_half)
+
+# %% [markdown]
+# ## Exercise 3.5 (your engine): in-place operations and the version check
+#
+# An in-place operation such as `y.add_(1)` writes into `y`'s memory. Write the end of
+# `_in_place(self, other, numpy_op, node_class)` (the check for operations this engine does
+# not support is given). A leaf that requires grad cannot be changed in place while grad mode is
+# on (PyTorch's error is `LEAF_INPLACE_MESSAGE`). Otherwise compute the new data, record the operation's node when `node_class` is
+# given (with `self` and `other` as inputs, **before** `self` changes), write the data into
+# `self`'s array, count the change in `self`'s version counter, and make `self`'s history the new
+# node when one was recorded. Then `SavedTensor.check_version(node)`: when the version now differs
+# from the stamp, raise `modified_error(tensor, producer, version now, version stamped)`, which
+# builds PyTorch's text. The `producer` is the node that made the tensor: for a node's own
+# result, that node; for a saved input, the input's `grad_fn` (None for a leaf).
+
+# %%
+track.check("3.5")
 
 # %% [markdown]
 # Done? You have written the three things a saved tensor goes through: the decision to save it,

@@ -6,14 +6,13 @@
 #
 # | exercise | you write |
 # |---|---|
-# | 4.1 the freeing step | `release_saved(node)` in your engine |
-# | 4.5 the error after freeing | `SavedTensor.check_not_freed` in your engine |
-# | 4.6 `retain_graph`'s default | the first lines of `backward` in your engine |
+# | 4.1 freeing, and reading a saved tensor back | `release_variables`, `SavedTensor.unpack`, `Node.saved` in your engine |
 # | 4.2 backward twice? | `can_backward_twice(root)`, which reads a graph and predicts the second backward |
 # | 4.3 one pass | the two-losses program of a shared trunk, rewritten without `retain_graph` |
 # | 4.4 the leaking loop | a training loop that leaked through `retain_graph`, fixed |
+# | 4.5 `backward` | `backward`, `run_backward` and the starting gradients in your engine |
 #
-# About 75 minutes. Until you write a piece, its check prints one "not done yet" line, so the
+# About 90 minutes. Until you write a piece, its check prints one "not done yet" line, so the
 # notebook always runs top to bottom. The chapter, `notebooks/04_freeing_and_retain_graph.ipynb`,
 # has everything you need.
 # %% slideshow={"slide_type": "skip"}
@@ -43,43 +42,28 @@ from mini_autograd.viz import draw_graph, side_by_side
 # engine and on PyTorch, and compares them; pieces you have not written yet are taken from
 # the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
 
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Exercise 4.1 (your engine): the freeing step
+# %% [markdown]
+# ## Exercise 4.1 (your engine): freeing, and reading a saved tensor back
 #
-# After a node's backward has run, and unless `retain_graph=True`, the engine calls
-# `release_saved(node)`. Write it: for every `SavedTensor` in `node._saved`, drop the value
-# (`value = None`, so its memory can be reclaimed) and mark it `freed`. The check draws the
-# graph's saved tensors after backward, alive or freed, next to PyTorch's.
+# After a node's backward has run, and unless `retain_graph=True`, your run loop calls
+# `release_variables(node)`. Write it: every `SavedTensor` the node keeps gives up its value, so
+# that nothing holds that memory any more, and remembers that it was freed. (Marking it freed
+# without letting go of the value is the classic mistake: the error appears, the memory stays.)
+# Then the reading side, `SavedTensor.unpack(node)`: a freed value raises PyTorch's error, to the
+# letter (`FREED_MESSAGE` in your file); a value a pack hook made goes through its unpack hook;
+# a plain tensor is checked with your `check_version` first. And `Node.saved(name)`, which a
+# formula calls: the unpacked value, or `None` for a value the node did not keep. The check draws
+# the saved tensors after backward, alive or freed, next to PyTorch's, and runs the seed's
+# two-losses program.
 
 # %%
 track.check("4.1")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Exercise 4.5 (your engine): the error after freeing
-#
-# Reading a freed saved tensor, as a second backward does, must raise PyTorch's error, to the
-# letter: `FREED_MESSAGE` in your file. Write `SavedTensor.check_not_freed`. The check runs the
-# seed's two-losses program, reads `_saved_result` after backward, and backward twice through
-# nodes that save nothing (which PyTorch allows).
-
-# %%
-track.check("4.5")
-
-# %% [markdown] slideshow={"slide_type": "slide"}
-# ## Exercise 4.6 (your engine): `retain_graph`'s default
-#
-# In `backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False)`,
-# `retain_graph=None` means "the same as `create_graph`": a graph built for second derivatives
-# is kept. Write those two lines at the top of `backward`.
-
-# %%
-track.check("4.6")
-
-# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Your graph, next to PyTorch's
 #
 # The same program on your engine and on PyTorch, drawn after `backward`: the saved tensors
-# your `release_saved` freed are marked FREED, as PyTorch's are. (`track.engine()` loads your
+# your `release_variables` freed are marked FREED, as PyTorch's are. (`track.engine()` loads your
 # file, with the course's answer for any piece you have not written yet.) Then `compare` runs
 # it on mini_autograd, your engine and PyTorch, and checks values, gradients, node names,
 # saved tensors and the error of a second backward.
@@ -189,9 +173,8 @@ def one_backward(lib, x, w, head1, head2):
     """The gradients of loss1 + loss2 in w, head1 and head2, from a single backward pass."""
     ### BEGIN SOLUTION 4.3: one pass
     h = (x @ w).tanh()
-    loss1 = ((h @ head1) ** 2).mean()
-    loss2 = (h @ head2).sigmoid().sum()
-    (loss1 + loss2).backward()
+    total = ((h @ head1) ** 2).mean() + (h @ head2).sigmoid().sum()
+    total.backward()
     ### END SOLUTION
 
 
@@ -297,6 +280,26 @@ except NotImplementedError:
 # %% [markdown]
 # Done? Chapter 06 meets the same leak in its most common form, the hidden state of a recurrent
 # network carried from one batch to the next.
+
+# %% [markdown]
+# ## Exercise 4.5 (your engine): `backward`
+#
+# Write `backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False)`, the
+# function behind `loss.backward()`, with the two it needs:
+#
+# * `_initial_grads(outputs, grad_outputs)`: the gradient each output starts from. A
+#   one-element output may start from ones; any other needs one given, and an output that does
+#   not require grad cannot start at all (PyTorch's two errors, to the letter, are in the check's
+#   messages).
+# * `backward` itself: `retain_graph=None` is not `False`. What should it be, so that a graph
+#   built for second derivatives survives its first backward?
+# * `run_backward(roots, grads, retain_graph, create_graph, inputs=None)`: the roots' edges, a
+#   `_Capture` when `inputs` are given (chapter 05), and your run loop, run with grad mode set to
+#   `create_graph` (that is what makes the formulas record themselves) and restored afterwards,
+#   **even if the run raises**. It returns the captured gradients, if any.
+
+# %%
+track.check("4.5")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Your engine so far

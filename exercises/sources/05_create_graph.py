@@ -5,14 +5,14 @@
 #
 # | exercise | you write | where |
 # |---|---|---|
-# | 5.1 | a backward formula that can be differentiated again | `SigmoidBackward0.apply` in your engine |
-# | 5.5 | `autograd.grad` | `grad` in your engine |
-# | 5.6 | capturing the gradients of the inputs | `_Capture.takes` in your engine |
+# | 5.1 | backward formulas that can be differentiated again | `SigmoidBackward0.apply`, `DivBackward0.apply` in your engine |
 # | 5.2 | a Hessian–vector product with two `autograd.grad` calls | this notebook |
 # | 5.3 | the WGAN-GP gradient penalty, one function for both libraries | this notebook |
 # | 5.4 | a full Hessian, built row by row | this notebook |
+# | 5.5 | `autograd.grad` | `grad` in your engine |
+# | 5.6 | capturing the gradients of the inputs | `_Capture`, `_nodes_leading_to` in your engine |
 #
-# About 75 minutes. Each check prints one line; until you fill a piece in, its check says
+# About 90 minutes. Each check prints one line; until you fill a piece in, its check says
 # "not done yet", so the notebook always runs from top to bottom.
 # %%
 import numpy as np
@@ -39,44 +39,18 @@ np.set_printoptions(precision=4, suppress=True)
 # the course's answer while it runs. Chapter 01's exercise notebook explains the build track.
 
 # %% [markdown]
-# ## Exercise 5.1 (your engine): a backward formula that can be differentiated again
+# ## Exercise 5.1 (your engine): backward formulas that can be differentiated again
 #
-# With `create_graph=True` the engine runs the backward formulas with grad mode on, so the
-# formulas themselves are recorded and can be differentiated again. That only works if a
-# formula is written with tensor operations: numpy would leave the graph. Write
-# `SigmoidBackward0.apply(self, g)`: `g * result * (1 - result)`, from the saved result. The
-# check takes a second derivative with an upstream gradient other than ones, so forgetting
-# `g` shows.
+# With `create_graph=True` your `run_backward` runs the formulas with grad mode on, so the
+# formulas themselves are recorded and can be differentiated again. That works only for a
+# formula written with tensor operations: one computed on numpy arrays (`._data`) leaves the
+# graph. Write `SigmoidBackward0.apply` (sigmoid's derivative, like tanh's, can be written from
+# its output) and `DivBackward0.apply` (`out = self / other`, broadcast: the quotient rule, each
+# gradient back to its input's shape, `None` where none is needed). The check takes second
+# derivatives with an upstream gradient other than ones, so forgetting `g` shows.
 
 # %%
 track.check("5.1")
-
-# %% [markdown]
-# ## Exercise 5.5 (your engine): `autograd.grad`
-#
-# `grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-# allow_unused=False)` returns the gradients of `outputs` with respect to `inputs` as a tuple,
-# and touches no `.grad`. The checks of its arguments are given; write the rest: the
-# `retain_graph` default, the starting gradients (`_initial_grads`), one call
-# `run_backward(outputs, grads, retain_graph, create_graph, inputs)`, which returns the
-# captured gradients, and PyTorch's error for a `None` among them unless `allow_unused`:
-# "The differentiated Tensor at index 1 appears to not have been used in the graph. Set
-# allow_unused=True if this is the desired behavior." (with the index).
-
-# %%
-track.check("5.5")
-
-# %% [markdown]
-# ## Exercise 5.6 (your engine): capturing the gradients of the inputs
-#
-# For `autograd.grad`, the run loop calls `capture.takes(node, grads)` before running each node.
-# Write `_Capture.takes`: for each gradient whose edge `(node, nr)` is in `self.slots`, store it
-# in `self.grads[slot]`; then return True, meaning "do not run this node", for an
-# AccumulateGrad (no `.grad` is touched) and for a node not in `self.wanted` (the nodes with
-# a path to an input; nothing below the inputs runs, so its saved tensors are not freed).
-
-# %%
-track.check("5.6")
 
 # %% [markdown]
 # ## Exercise 5.2: a Hessian–vector product
@@ -159,6 +133,34 @@ check_hessian(hessian)
 # Done? You have written the two ideas this chapter rests on: backward formulas made of
 # differentiable operations, and `autograd.grad(..., create_graph=True)` to differentiate a
 # gradient again. Compare your answers with `solutions/05_create_graph.ipynb`.
+
+# %% [markdown]
+# ## Exercise 5.5 (your engine): `autograd.grad`
+#
+# `grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+# allow_unused=False)` returns the gradients of `outputs` with respect to `inputs`, as a tuple,
+# and touches no `.grad`. It is `backward` with a capture: the same defaults, the same starting
+# gradients (from `grad_outputs`), one call to `run_backward` with the inputs, and PyTorch's
+# errors: for an input that does not require grad, and for an input the graph never reached
+# (`UNUSED_MESSAGE`, with its index) unless `allow_unused`.
+
+# %%
+track.check("5.5")
+
+# %% [markdown]
+# ## Exercise 5.6 (your engine): capturing the gradients of the inputs
+#
+# For `autograd.grad` your run loop asks `capture.takes(node, grads)` before running each node.
+# Write `_Capture`: its `__init__` remembers which edge belongs to which input, prepares one
+# empty slot per input, and finds the nodes worth running with `_nodes_leading_to(root_edges,
+# targets)`, which you also write: the nodes from which some path leads to a target's node. (A
+# depth-first walk decides a node once all its children are decided; no recursion.) `takes`
+# keeps the gradients meant for an input, and returns True, meaning "do not run this node", for
+# an AccumulateGrad (no `.grad` is touched) and for a node that leads to no input (nothing below
+# the inputs runs, so its saved tensors are not freed).
+
+# %%
+track.check("5.6")
 
 # %% [markdown]
 # ## Your engine so far

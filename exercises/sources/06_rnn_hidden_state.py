@@ -162,8 +162,8 @@ check_regression_loop(train_regression)
 # ## Exercise 6.3: truncated backpropagation through time
 #
 # `model = make_regressor(lib)` is an LSTM that predicts the next value of a series:
-# `prediction, state = model(seq, state)` takes a 1-D tensor of `T` values and a state
-# (`None` for zeros) and returns `T` predictions of shape `(T, 1)` and the final `(h, c)`.
+# `model(seq, state)` takes a 1-D tensor of `T` values and a state (`None` for zeros) and
+# returns a pair: `T` predictions of shape `(T, 1)`, and the final state `(h, c)`.
 #
 # Write `train_tbptt(lib, model, series, window, lr=0.1)`: read the numpy array `series` in
 # consecutive chunks of `window` values, chunk `k` reading `series[k*window:(k+1)*window]` and

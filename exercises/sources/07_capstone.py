@@ -89,8 +89,8 @@ print(f"{len(text):,} characters, {V} distinct")
 # pairs of integer arrays, each of shape `(seq_len, batch_size)` (time first, as `nn.LSTM`
 # expects):
 #
-# - split the text into `batch_size` **streams** of `n = (len(ids) - 1) // batch_size`
-#   characters each: stream `b` is `ids[b*n : (b+1)*n]`, and column `b` of every chunk reads
+# - split the text into `batch_size` **streams** of `n` characters each, `n` being
+#   `(len(ids) - 1) // batch_size`: stream `b` is `ids[b*n : (b+1)*n]`, and column `b` of every chunk reads
 #   stream `b`;
 # - chunk `k` holds positions `k*seq_len` to `(k+1)*seq_len - 1` of every stream, so each
 #   column continues exactly where the previous chunk stopped;
@@ -157,7 +157,7 @@ check_train_chunk(train_chunk, chars)
 # followed by `length` generated characters. Make it exactly reproducible, so that the check
 # can compare it with the reference character by character:
 #
-# 1. `rng = np.random.default_rng(seed)`; do everything under `lib.no_grad()`;
+# 1. make one random generator, numpy's `default_rng(seed)`; do everything under `lib.no_grad()`;
 # 2. run the model on the whole prefix, `one_hot(lib, encode(prefix)[:, None])` (a batch of
 #    one), keeping the state it returns;
 # 3. repeat `length` times: take the scores at the last position, `logits[-1, 0]`, as a float64
@@ -278,10 +278,11 @@ except Exception as error:  # no model yet, or a bug in sample: one line, not a 
 #
 # The capstone's loss, `nn.functional.cross_entropy(input, target)`: the mean over the rows of
 # `-log softmax(input)[target]`. Write `cross_entropy` with your engine's operations:
-# subtract each row's maximum (a constant, so that `exp` cannot overflow), take
-# `log_probs = shifted - shifted.exp().sum(dim=1, keepdim=True).log()`, and pick each row's
-# target with a one-hot matrix (`np.eye(classes)[target]`, as a constant tensor). The check
-# compares the loss and the logits' gradient with PyTorch's, for large logits too.
+# log-softmax is each logit minus the log of its row's sum of exponentials. Subtract each row's
+# maximum first (a constant: it changes nothing in the result, and `exp` can no longer
+# overflow), and pick each row's target with a one-hot matrix (`np.eye(classes)[target]`, as a
+# constant tensor). The check compares the loss and the logits' gradient with PyTorch's, for
+# large logits too.
 
 # %%
 track.check("7.5")

@@ -1,0 +1,214 @@
+"""Mutation testing of the build track: do the checks catch the mistakes a learner makes?
+
+    python -m course.mutants            # every piece (also `make mutants`): a table per piece
+    python -m course.mutants 2.7 3.3    # only these pieces
+    python -m course.mutants --list 2.2 # the surviving mutants of a piece, one per line
+
+Each mutant is the complete engine with one change inside one piece's solution region, of the
+kinds a learner writes: a statement deleted, `+=` made `=`, the operands of `-`, `/` or `@`
+swapped, a comparison or a boolean flipped, a constant off by one, a call such as `_sum_to`,
+`.t()` or `.detach()` dropped, a minus sign dropped, a return value dropped. The piece's own
+check runs on it; a mutant it passes "survives". A survivor that behaves exactly like the
+answer is listed with the reason in `course/mutants_equivalent.py`; any other is a hole in the
+check, to be closed with a new program in `course/specs.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import itertools
+import re
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from course import engine_file, track
+from course.mutants_equivalent import EQUIVALENT
+
+SWAPPED_OPERATORS = (ast.Sub, ast.Div, ast.MatMult)
+FLIPPED = {
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In,
+}  # fmt: skip
+DROPPED_CALLS = {"_sum_to", "t", "detach", "expand", "reshape"}
+SECONDS = 20  # a mutant that runs longer (an endless loop) counts as caught
+
+
+def regions(source: str) -> dict[str, list[tuple[int, int]]]:
+    """{exercise id: [(first line, last line), ...]} of the solution regions in `source`."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    start = None
+    for number, line in enumerate(source.splitlines(), start=1):
+        begin = re.match(r"\s*### BEGIN SOLUTION (\d+\.\d+)", line)
+        if begin:
+            start = (begin[1], number)
+        elif "### END SOLUTION" in line and start:
+            found.setdefault(start[0], []).append((start[1], number))
+            start = None
+    return found
+
+
+def _inside(node: ast.AST, spans: list[tuple[int, int]]) -> bool:
+    line = getattr(node, "lineno", None)
+    return line is not None and any(a < line < b for a, b in spans)
+
+
+def _changes(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(description, replacement) for each mutation of one node."""
+    if isinstance(node, ast.stmt) and not isinstance(node, ast.Return):
+        yield "statement deleted", ast.Pass()
+    if isinstance(node, ast.AugAssign):
+        yield "+= made =", ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno)
+    if isinstance(node, ast.Return) and node.value is not None:
+        yield "return value dropped", ast.Return(value=None)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, SWAPPED_OPERATORS):
+        yield "operands swapped", ast.BinOp(left=node.right, op=node.op, right=node.left)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+        yield f"{'minus sign' if isinstance(node.op, ast.USub) else 'not'} dropped", node.operand
+    if isinstance(node, ast.Compare) and type(node.ops[0]) in FLIPPED:
+        flipped = copy.copy(node)
+        flipped.ops = [FLIPPED[type(node.ops[0])](), *node.ops[1:]]
+        yield "comparison flipped", flipped
+    if isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "and/or swapped", ast.BoolOp(op=other, values=node.values)
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            yield "boolean flipped", ast.Constant(not node.value)
+        elif isinstance(node.value, int):
+            yield "constant + 1", ast.Constant(node.value + 1)
+            yield "constant - 1", ast.Constant(node.value - 1)
+        elif node.value is None:
+            yield "None made 0", ast.Constant(0)
+    if isinstance(node, ast.Call):
+        called = (
+            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        )
+        if called in DROPPED_CALLS:
+            kept = node.func.value if isinstance(node.func, ast.Attribute) else node.args[0]
+            yield f"{called}() dropped", kept
+    if isinstance(node, ast.If):
+        yield "condition negated", ast.If(test=ast.UnaryOp(ast.Not(), node.test), body=node.body,
+                                          orelse=node.orelse)  # fmt: skip
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, replacement: ast.AST):
+        self.target, self.replacement = target, replacement
+
+    def generic_visit(self, node):
+        if node is self.target:
+            return self.replacement
+        return super().generic_visit(node)
+
+    visit = generic_visit
+
+
+def mutants(source: str, exercise: str) -> Iterator[tuple[str, str]]:
+    """(description with its line, mutated source) for every mutant of one piece."""
+    spans = regions(source)[exercise]
+    original = ast.parse(source)
+    statement = {}  # node -> the statement it belongs to, to name where a change is
+    for parent in ast.walk(original):
+        for child in ast.iter_child_nodes(parent):
+            statement[child] = parent if isinstance(parent, ast.stmt) else statement.get(parent)
+    for index, node in enumerate(ast.walk(original)):
+        if not _inside(node, spans):
+            continue
+        for description, replacement in _changes(node):
+            tree = ast.parse(source)
+            target = next(itertools.islice(ast.walk(tree), index, None))
+            tree = _Replace(target, copy.deepcopy(replacement)).visit(tree)
+            text = " ".join(ast.unparse(node).split())[:60]
+            if not isinstance(node, ast.stmt) and statement.get(node) is not None:
+                text = f"{ast.unparse(statement[node]).splitlines()[0][:60]}` at `{text}"
+            yield (
+                f"`{text}`: {description} (line {node.lineno})",
+                ast.unparse(ast.fix_missing_locations(tree)),
+            )
+
+
+class _TimeOut(BaseException):
+    pass
+
+
+def _alarm(*_):
+    raise _TimeOut
+
+
+def judge(task: track.Task, mutated: str, folder: Path) -> str:
+    """'caught' or 'survived': the piece's own check on one mutant."""
+    path = folder / "my_autograd.py"
+    path.write_text(mutated, "utf-8")
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(SECONDS)
+    try:
+        status, _ = track._run(task, path)
+    except (_TimeOut, Exception):
+        status = "caught"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return "survived" if status == "done" else "caught"
+
+
+def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
+    """{piece: {'caught': n, 'equivalent': [...], 'survived': [...]}}, with a table printed."""
+    source = engine_file.SOURCE.read_text("utf-8")
+    tasks = [t for t in track._tasks() if not ids or t.id in ids]
+    table = {}
+    show(f"{'piece':<6} {'mutants':>7} {'caught':>6} {'equiv.':>6} {'survive':>7} {'caught %':>8}")
+    with tempfile.TemporaryDirectory() as folder:
+        for task in tasks:
+            row = {"caught": 0, "equivalent": [], "survived": []}
+            for description, mutated in mutants(source, task.id):
+                verdict = judge(task, mutated, Path(folder))
+                if verdict == "caught":
+                    row["caught"] += 1
+                elif _equivalent(task.id, description):
+                    row["equivalent"].append(description)
+                else:
+                    row["survived"].append(description)
+            table[task.id] = row
+            real = row["caught"] + len(row["survived"])
+            share = 100 * row["caught"] / real if real else 100
+            total = real + len(row["equivalent"])
+            show(
+                f"{task.id:<6} {total:>7} {row['caught']:>6} {len(row['equivalent']):>6} "
+                f"{len(row['survived']):>7} {share:>7.1f}%"
+            )
+    caught = sum(r["caught"] for r in table.values())
+    real = caught + sum(len(r["survived"]) for r in table.values())
+    show(
+        f"all    {real:>7} {caught:>6}  non-equivalent mutants caught: {100 * caught / max(real, 1):.1f}%"
+    )
+    return table
+
+
+def _equivalent(exercise: str, description: str) -> bool:
+    return any(
+        exercise == piece and description.rsplit(" (line", 1)[0] == change
+        for piece, change, _ in EQUIVALENT
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m course.mutants [--list] [piece ...]`; exit status 1 when a mutant survives."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pieces", nargs="*", help="exercise ids such as 2.7 (default: all)")
+    parser.add_argument("--list", action="store_true", help="print each survivor")
+    args = parser.parse_args(argv)
+    table = run(args.pieces)
+    if args.list:
+        for piece, row in table.items():
+            for description in row["survived"]:
+                print(f"{piece}: {description}")
+    return 1 if any(row["survived"] for row in table.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
