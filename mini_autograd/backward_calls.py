@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import engine, errors
-from .node import Node, edge_of
+from .node import Node, gradient_edge
 from .tensor import Tensor
 
 
@@ -133,7 +133,7 @@ def _input_edge(x, accumulate_grad):
         x.retain_grad()
     if not x.requires_grad:
         raise RuntimeError(errors.INPUT_WITHOUT_GRAD)
-    return edge_of(x)
+    return gradient_edge(x)
 
 
 def _make_grads(outputs, grad_outputs):

@@ -16,7 +16,7 @@ from . import events
 from .grad_mode import GradMode
 from .graph_targets import Captures, nodes_leading_to
 from .hooks import run_post_hooks, run_pre_hooks
-from .node import edge_of
+from .node import gradient_edge
 
 
 class BackwardCall:
@@ -44,9 +44,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ac
     leaves get their .grad. autograd.grad() captures the gradients that arrive at the targets and
     returns them; a target's own node runs only when it leads to another target.
     """
-    root_edges = [edge_of(t) for t in roots]
+    root_edges = [gradient_edge(t) for t in roots]
     call = BackwardCall(next(_call_numbers), "backward" if accumulate_grad else "autograd.grad")
-    dependencies = _count_dependencies(node for node, _ in root_edges)
+    dependencies = compute_dependencies(node for node, _ in root_edges)
     wanted = None if targets is None else nodes_leading_to(root_edges, targets)
     captures = None if accumulate_grad else Captures(targets, wanted)
     call.graph = (dependencies, root_edges, wanted)
@@ -56,7 +56,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ac
         _add_to_buffer(buffers, node, nr, g)
     for node in buffers:
         if dependencies.get(node, 0) == 0 and (wanted is None or node in wanted):
-            heapq.heappush(ready, (-node._sequence, next(order), node))
+            heapq.heappush(ready, (-node._sequence_nr_, next(order), node))
 
     previous_mode = _start(call, root_edges, create_graph)
     try:
@@ -74,7 +74,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ac
             if node._hooks:
                 outputs = run_post_hooks(node, outputs, grads)
             if not retain_graph and node._saved is not None:
-                node.release_saved(call)
+                node.release_variables(call)
             for (next_node, nr), g in zip(node.next_functions, outputs):
                 if next_node is None or (wanted is not None and next_node not in wanted):
                     continue
@@ -83,7 +83,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ac
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
-                    heapq.heappush(ready, (-next_node._sequence, next(order), next_node))
+                    heapq.heappush(ready, (-next_node._sequence_nr_, next(order), next_node))
     finally:
         _finish(call, previous_mode)
     return [] if captures is None else captures.grads
@@ -108,7 +108,7 @@ def _finish(call, previous_mode):
         observer(call)
 
 
-def _count_dependencies(start_nodes):
+def compute_dependencies(start_nodes):
     """How many edges point into each node reachable from `start_nodes` (iterative DFS)."""
     dependencies = {}
     stack = [n for n in start_nodes if n is not None]

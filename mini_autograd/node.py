@@ -24,7 +24,7 @@ class Node(SavedAttributes, NodeHooks):
         "_saved",
         "args",
         "input_shapes",
-        "_sequence",
+        "_sequence_nr_",
         "_tensor_hooks",
         "_pre_hooks",
         "_hooks",
@@ -39,7 +39,7 @@ class Node(SavedAttributes, NodeHooks):
         self._saved = saved
         self.args = args  # what backward needs beyond the saved values (dims, a dtype...)
         self.input_shapes = input_shapes  # for an operation that broadcasts: to sum back to
-        self._sequence = next(_sequence_numbers)
+        self._sequence_nr_ = next(_sequence_numbers)
         self._tensor_hooks = None  # {output_nr: [hook(grad)]}: hooks of the tensors it made
         self._pre_hooks = None
         self._hooks = None
@@ -51,11 +51,11 @@ class Node(SavedAttributes, NodeHooks):
 
     def _sequence_nr(self):
         """The node's sequence number: among nodes ready to run, the highest runs first."""
-        return self._sequence
+        return self._sequence_nr_
 
     def _set_sequence_nr(self, sequence_nr):
         """Change the sequence number, and with it where the node comes in the order of backward."""
-        self._sequence = sequence_nr
+        self._sequence_nr_ = sequence_nr
 
     @property
     def metadata(self):
@@ -90,7 +90,7 @@ class Node(SavedAttributes, NodeHooks):
                     found.append((name, item))
         return found
 
-    def release_saved(self, backward_call):
+    def release_variables(self, backward_call):
         """Free every saved tensor (done by backward unless retain_graph=True)."""
         for value in self._saved.values() if self._saved else ():
             if type(value) is SavedTensor:  # two branches, no tuple made: runs for every node
@@ -106,7 +106,7 @@ class Node(SavedAttributes, NodeHooks):
 
     def __repr__(self):
         # PyTorch prints the class and the address; mini_autograd prints the sequence number.
-        return f"<{type(self).__name__} object #{self._sequence}>"
+        return f"<{type(self).__name__} object #{self._sequence_nr_}>"
 
 
 class AccumulateGrad(Node):
@@ -117,7 +117,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__(())
         self.variable = variable
-        self._sequence = UINT64_MAX  # as in PyTorch: runs as soon as its gradient is ready
+        self._sequence_nr_ = UINT64_MAX  # as in PyTorch: runs as soon as its gradient is ready
         self._number = next(_leaf_numbers)
 
     def name(self):
@@ -151,7 +151,7 @@ class AccumulateGrad(Node):
         return f"<AccumulateGrad object #{self._number}>"
 
 
-def edge_of(tensor):
+def gradient_edge(tensor):
     """The edge a gradient for `tensor` flows into: (grad_fn, output_nr), or its AccumulateGrad."""
     # The slot, read directly; a view's grad_fn property may first remake it (Tensor.grad_fn).
     node = tensor._grad_fn if tensor._view_base is None else tensor.grad_fn

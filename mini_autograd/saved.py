@@ -19,7 +19,7 @@ class SavedTensor:
         "_version",
         "_output_type",
         "_output_nr",
-        "_version_box",
+        "_version_counter",
         "_unpack",
         "nbytes",
         "freed_by",
@@ -27,8 +27,8 @@ class SavedTensor:
 
     def __init__(self, tensor, is_output=False):
         base = tensor._view_base
-        version_box = (tensor if base is None else base)._version_counter
-        self._version = version_box[0]
+        version_counter = (tensor if base is None else base)._version_counter
+        self._version = version_counter[0]
         self._output_type = type(tensor) if is_output else None
         self.nbytes = tensor._data.nbytes
         self.freed_by = None
@@ -36,21 +36,21 @@ class SavedTensor:
             pack, self._unpack = saved_tensors_hook_stack[-1]
             with no_grad():  # as in PyTorch, what pack does is not recorded
                 self._value = pack(tensor)
-            self._version_box = None
+            self._version_counter = None
             return
         self._unpack = None
         if is_output:
             self._value = tensor._data
-            self._version_box = version_box
+            self._version_counter = version_counter
             self._output_nr = tensor._output_nr  # a custom Function may save any of its outputs
         else:
             self._value = tensor
-            self._version_box = None
+            self._version_counter = None
 
     def _output(self, node):
         """The saved output rebuilt as a tensor made by `node`, sharing the output's version."""
         tensor = self._output_type._make(self._value, node is not None, node, self._output_nr)
-        tensor._version_counter = self._version_box
+        tensor._version_counter = self._version_counter
         return tensor
 
     def register_hooks(self, pack_hook, unpack_hook):
@@ -64,7 +64,7 @@ class SavedTensor:
         tensor = self._output(None) if self._output_type is not None else self._value
         with no_grad():
             self._value = pack_hook(tensor)
-        self._unpack, self._version_box = unpack_hook, None
+        self._unpack, self._version_counter = unpack_hook, None
 
     @property
     def is_freed(self):
@@ -79,7 +79,7 @@ class SavedTensor:
             return self._unpack(self._value)
         if self._output_type is not None:
             unpacked = self._output(node)
-            if self._version_box[0] != self._version:
+            if self._version_counter[0] != self._version:
                 raise version_error(unpacked, self._version, type(node).__name__)
             return unpacked
         tensor = self._value
@@ -98,5 +98,5 @@ class SavedTensor:
     def release(self, backward_call):
         """Drop the value so its memory can be reclaimed; later unpacks raise PyTorch's error."""
         self._value = None
-        self._version_box = None
+        self._version_counter = None
         self.freed_by = backward_call

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode, is_grad_enabled, no_grad
-from ..node import UINT64_MAX, Node, edge_of
+from ..node import UINT64_MAX, Node, gradient_edge
 from ..ops.broadcasting import sum_to
 from ..ops.elementwise import cast
 from ..ops.recording import announce
@@ -73,9 +73,9 @@ class BackwardCFunction(Node):
         """False: backward receives None, not zeros, for outputs that got no gradient."""
         self._materialize_grads = bool(value)
 
-    def release_saved(self, backward_call):
+    def release_variables(self, backward_call):
         """Free the saved tensors and remember it, so ctx.saved_tensors raises afterwards."""
-        super().release_saved(backward_call)
+        super().release_variables(backward_call)
         self._freed_by = backward_call
 
     def apply(self, *grads):
@@ -141,7 +141,7 @@ class BackwardCFunction(Node):
 
     def __repr__(self):
         # A Python class, so PyTorch prints it with its module: <torch.autograd.function.XBackward ...>
-        return f"<{type(self).__module__}.{type(self).__qualname__} object #{self._sequence}>"
+        return f"<{type(self).__module__}.{type(self).__qualname__} object #{self._sequence_nr_}>"
 
 
 class FunctionMeta(type):
@@ -207,7 +207,7 @@ class Function(metaclass=FunctionMeta):
         args = _keywords_as_positions(cls.forward, args, kwargs, 0 if separate else 1)
         tensors = [a for a in args if isinstance(a, Tensor)]
         recording = GradMode.enabled and any(t.requires_grad for t in tensors)
-        ctx = cls._backward_cls(tuple(edge_of(t) for t in tensors) if recording else ())
+        ctx = cls._backward_cls(tuple(gradient_edge(t) for t in tensors) if recording else ())
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
             if separate:
@@ -345,8 +345,8 @@ class Error(Node):
 
     def __init__(self, next_functions):
         super().__init__(next_functions)
-        self._number = self._sequence  # for repr (in PyTorch, the DelayedError maker takes it)
-        self._sequence = UINT64_MAX  # as PyTorch's Error node: it runs as soon as it is ready
+        self._number = self._sequence_nr_  # for repr (in PyTorch, the DelayedError maker takes it)
+        self._sequence_nr_ = UINT64_MAX  # as PyTorch's Error node: it runs as soon as it is ready
 
     def name(self):
         """PyTorch prints the C++ name for this node."""
@@ -377,7 +377,7 @@ def once_differentiable(backward):
         # As in PyTorch: each gradient becomes an output of an Error node, whose inputs are new
         # leaves, so a backward through these gradients reaches the node and raises.
         leaves = [None if g is None else Tensor._make(g._data, True) for g in outputs]
-        node = Error(tuple((None, 0) if x is None else edge_of(x) for x in leaves))
+        node = Error(tuple((None, 0) if x is None else gradient_edge(x) for x in leaves))
         wrapped = tuple(
             None if g is None else Tensor._make(g._data, True, node, i)
             for i, g in enumerate(outputs)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..backward_calls import warn_once
 from ..dtypes import TENSOR_TYPE_NAMES
-from ..node import Node, edge_of
+from ..node import Node, gradient_edge
 from ..tensor import Tensor
 from .recording import announce, record, save, wants_grad
 from .shape import squeeze, unsqueeze
@@ -289,7 +289,7 @@ def convolution_backward(
         "weight": save(weight),
     }
     node = ConvolutionBackwardBackward0(
-        tuple(edge_of(t) for t in (grad_output, input, weight)), saved
+        tuple(gradient_edge(t) for t in (grad_output, input, weight)), saved
     )
     outs = tuple(
         None if a is None else Tensor._make(a, True, node, nr) for nr, a in enumerate(arrays)

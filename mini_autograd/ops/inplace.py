@@ -6,7 +6,7 @@ Every in-place operation takes the same steps, with the two helpers of this modu
     _check_inplace_allowed(self, *others)  # PyTorch's errors, before anything changes (others:
                                            # the operation's other inputs, tensors or numbers)
     node = ...                             # the backward of the change; its input 0 is self's
-                                           # history before it, edge_of(self)
+                                           # history before it, gradient_edge(self)
     ...write the new values into self._data...
     self._bump_version()
     if recording:
@@ -26,7 +26,7 @@ from .. import dtypes
 from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode
 from ..hooks import RetainGradHook
-from ..node import Node, edge_of
+from ..node import Node, gradient_edge
 from ..tensor import Tensor
 from . import arithmetic, piecewise
 from .broadcasting import broadcasting, sum_to
@@ -142,10 +142,10 @@ class CopySlices(Node):
         grad_slice.copy_(grads[0])
         return (result, *grads[1:])
 
-    def release_saved(self, backward_call):
+    def release_variables(self, backward_call):
         """Free fn's saved tensors and fn itself: a second backward raises, as in PyTorch."""
         if self.fn is not None:
-            self.fn.release_saved(backward_call)
+            self.fn.release_variables(backward_call)
         self.fn = None
 
 
@@ -191,7 +191,7 @@ def rebase_history(self, node):
         return
     geometry = view_geometry(self._data, base._data)
     base_layout = (base._data.shape, *memory_layout(base._data))
-    edges = (edge_of(base), *node.next_functions[1:])
+    edges = (gradient_edge(base), *node.next_functions[1:])
     copy_slices = CopySlices(edges, node, base_layout, geometry)
     _set_history(base, copy_slices)
     announce(copy_slices, base)
@@ -308,7 +308,7 @@ def _fill(self, value, node):
     self._data[...] = value
     self._bump_version()
     if GradMode.enabled and self.requires_grad:
-        record_in_place(self, node((edge_of(self),)))
+        record_in_place(self, node((gradient_edge(self),)))
     return self
 
 
@@ -330,7 +330,7 @@ def fill_(self, value):
     self._data[...] = value._data
     self._bump_version()
     if GradMode.enabled and (self.requires_grad or value.requires_grad):  # any dtype, as torch
-        record_in_place(self, FillBackward3((edge_of(self), edge_of(value))))
+        record_in_place(self, FillBackward3((gradient_edge(self), gradient_edge(value))))
     return self
 
 
@@ -346,7 +346,7 @@ def copy_(self, src):
     self._bump_version()
     wanted = self.requires_grad or src.requires_grad
     if GradMode.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
-        edges = (edge_of(self), edge_of(src))
+        edges = (gradient_edge(self), gradient_edge(src))
         record_in_place(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
     return self
 

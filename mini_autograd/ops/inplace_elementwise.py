@@ -11,7 +11,7 @@ makes every form below from the operation; `_rebase` is where the tensor takes t
 import numpy as np
 
 from ..grad_mode import GradMode
-from ..node import edge_of
+from ..node import gradient_edge
 from ..saved import SavedTensor
 from . import arithmetic as ar
 from . import elementwise as el
@@ -69,7 +69,7 @@ def _rebase(self, out, keeps_self):
     """
     node = out.grad_fn
     if keeps_self:
-        node.next_functions = (edge_of(self), *node.next_functions[1:])
+        node.next_functions = (gradient_edge(self), *node.next_functions[1:])
     np.copyto(self._data, out._data, casting="same_kind")
     self._bump_version()
     rebase_history(self, node)

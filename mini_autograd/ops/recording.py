@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import dtypes, events
 from ..grad_mode import GradMode
-from ..node import edge_of
+from ..node import gradient_edge
 from ..saved import SavedTensor
 from ..tensor import Tensor
 from ..tensor_data import other_library
@@ -206,7 +206,7 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
         elif type(value) is tuple:
             saved[name] = _kept(value)
     shapes = tuple([None if t is None else t._data.shape for t in inputs]) if broadcasts else None
-    edges = tuple([(None, 0) if t is None else edge_of(t) for t in inputs])
+    edges = tuple([(None, 0) if t is None else gradient_edge(t) for t in inputs])
     node = node_type(edges, saved, args, shapes)
     out = Tensor._make(data, True, node)
     if save_result_as is not None:

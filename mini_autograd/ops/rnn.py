@@ -14,7 +14,7 @@ import numpy as np
 from .. import events
 from ..backward_calls import grad
 from ..grad_mode import GradMode
-from ..node import Node, edge_of
+from ..node import Node, gradient_edge
 from ..saved import SavedTensor
 from ..tensor import Tensor
 from .elementwise import sigmoid, tanh
@@ -153,7 +153,7 @@ def lstm_layer(x, hx, cx, w_ih, w_hh, b_ih, b_hh, num_layers=1, batch_first=Fals
         "num_layers": num_layers,
         "train": train,
     }
-    node = MkldnnRnnLayerBackward0(tuple([edge_of(t) for t in inputs]), saved)
+    node = MkldnnRnnLayerBackward0(tuple([gradient_edge(t) for t in inputs]), saved)
     results = tuple(Tensor._make(data, True, node, nr) for nr, data in enumerate((out, hy, cy)))
     if events.node_created:
         for observer in events.node_created:

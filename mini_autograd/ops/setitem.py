@@ -10,7 +10,7 @@ IndexPutBackward0. Either way x's version goes up by one.
 import numpy as np
 
 from ..dtypes import TENSOR_TYPE_NAMES
-from ..node import edge_of
+from ..node import gradient_edge
 from ..tensor import Tensor
 from ..tensor_data import other_library
 from .advanced_indexing import (
@@ -105,7 +105,9 @@ def _put_in_place(self, indices, values, accumulate):
     self._bump_version()
     if wants_grad(self, values):  # in place: record would make a new tensor
         saved = {"accumulate": accumulate, "indices": saved_indices(indices)}
-        node = IndexPutBackward0((edge_of(self), edge_of(values)), saved, values._data.shape)
+        node = IndexPutBackward0(
+            (gradient_edge(self), gradient_edge(values)), saved, values._data.shape
+        )
         record_in_place(self, node)
     return self
 

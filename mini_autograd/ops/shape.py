@@ -11,7 +11,7 @@ import numpy as np
 
 from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
 from ..grad_mode import GradMode
-from ..node import Node, edge_of
+from ..node import Node, gradient_edge
 from ..tensor import Tensor
 from ..tensor_data import other_library
 from .advanced_indexing import index, index_put_into_zeros
@@ -576,7 +576,9 @@ def as_strided_node(base, size, stride, storage_offset):
     memory (made directly: the view it describes exists already)."""
     strides, span = memory_layout(base._data)
     saved = {"size": size, "stride": stride, "storage_offset": storage_offset}
-    return AsStridedBackward0((edge_of(base),), saved, args=(base._data.shape, strides, 0, span))
+    return AsStridedBackward0(
+        (gradient_edge(base),), saved, args=(base._data.shape, strides, 0, span)
+    )
 
 
 # --- joining -------------------------------------------------------------------------------
