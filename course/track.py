@@ -154,7 +154,7 @@ class See:
         where = {node: i for i, node in enumerate(nodes)}
         if not isinstance(counts, dict):
             raise _Difference(
-                "counts", f"count_dependencies returned {type(counts).__name__}, not a dict"
+                "counts", f"compute_dependencies returned {type(counts).__name__}, not a dict"
             )
         named = {}
         for node, count in counts.items():
@@ -165,7 +165,7 @@ class See:
             if node not in where:
                 raise _Difference(
                     "counts",
-                    f"count_dependencies counted a node that is not in the graph: {node!r}",
+                    f"compute_dependencies counted a node that is not in the graph: {node!r}",
                 )
             named[f"{_label(node)} (node {where[node]} from the top)"] = count
         self.seen.append(("counts", label, dict(sorted(named.items()))))

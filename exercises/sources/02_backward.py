@@ -160,6 +160,15 @@ check_gradcheck(gradcheck)
 # visit **each node once**. `roots` may be a generator, and may name the same node twice. No
 # recursion: the check runs a chain of 3,000 operations, deeper than Python lets a function call
 # itself, so keep the nodes still to visit in a list.
+#
+# <details><summary>A worked example</summary>
+#
+# `loss = (x * x + x).sum()`: SumBackward0 → AddBackward0 → (MulBackward0, AccumulateGrad of x),
+# and MulBackward0 → (AccumulateGrad, AccumulateGrad). The counts: AddBackward0 1, MulBackward0
+# 1, AccumulateGrad 3 (one edge from AddBackward0, two from MulBackward0). SumBackward0, the
+# root, has no edge into it: it is absent (or 0). Walk it by hand with a list and a set, and
+# notice when the AccumulateGrad is reached a second and a third time.
+# </details>
 
 # %%
 track.check("2.6")
@@ -217,6 +226,13 @@ track.check("2.7")
 #   sum, as in PyTorch), except under `create_graph`, where the sum is a new tensor in the graph;
 # * careful: `(a + b).sum()` sends the **same** gradient tensor to both leaves;
 # * it returns an empty tuple: the node has no inputs of its own.
+#
+# <details><summary>Which of these does PyTorch do?</summary>
+#
+# Run in a cell: `x = torch.ones(2, requires_grad=True); (x * 2).sum().backward(); g = x.grad;
+# (x * 3).sum().backward()`, then compare `g is x.grad` and `g`. Then the same with
+# `create_graph=True` on the second call, and `x.grad.requires_grad`.
+# </details>
 
 # %%
 track.check("2.8")

@@ -66,6 +66,14 @@ track.check("3.2")
 # too: it keeps its pair and puts it on `_hook_stack` for the duration of its block. The names
 # the rest of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
 # `is_output`.
+#
+# <details><summary>A worked example</summary>
+#
+# `y = x * 2; y.add_(1); z = y * y`: `y`'s version is 1 when `y * y` saves it, so that is the
+# stamp, and backward works. `a = x * 2; b = a * a; a.add_(1)`: the stamp is 0, the version
+# becomes 1, and backward must refuse (exercise 3.5). With two nested `saved_tensors_hooks`
+# blocks, only the inner block's pack runs.
+# </details>
 
 # %%
 track.check("3.3")

@@ -158,6 +158,18 @@ track.check("5.5")
 # keeps the gradients meant for an input, and returns True, meaning "do not run this node", for
 # an AccumulateGrad (no `.grad` is touched) and for a node that leads to no input (nothing below
 # the inputs runs, so its saved tensors are not freed).
+#
+# <details><summary>Pseudo-code for `_nodes_leading_to`</summary>
+#
+# ```text
+# for each root: push (root, its children) on a stack, unless seen
+# while the stack is not empty:
+#     look at the top node's next child
+#     no child left: pop the node; it leads to a target if one of its children
+#                    is a target's node or leads to one
+#     an unseen child: mark it seen and push it with its own children
+# ```
+# </details>
 
 # %%
 track.check("5.6")

@@ -33,8 +33,8 @@ numpy only, with PyTorch's names. Every operation has one output: an edge's inpu
 """
 
 import heapq  # noqa: F401 (the run loop's queue of ready nodes)
-import itertools  # noqa: F401
-import sys
+import itertools
+import sys  # noqa: F401 (the accumulator's sequence number)
 
 import numpy as np
 
