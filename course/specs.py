@@ -55,6 +55,9 @@ def numbers_as_inputs(lib, see):
     x = leaf(lib)
     y = ((x + 2) * (2 * x) + (1 - x) / 4).sum()
     see.graph("the graph of ((x + 2) * (2 * x) + (1 - x) / 4).sum()", y)
+    y.backward()
+    see("x.grad", x.grad)
+    see("x.grad's dtype (a number must not change it)", str(x.grad.dtype).replace("torch.", ""))
 
 
 def detach_shares_memory(lib, see):
@@ -330,6 +333,10 @@ def pack_hooks(lib, see):
     loss.backward()
     see("x.grad", x.grad)
     see("w.grad", w.grad)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        twice = (x.exp() * 2).sum()
+    twice.backward()
+    see.error("a second backward through hooked saved tensors", lambda: twice.backward())
     x2 = leaf(lib)
     z = x2 * x2
     see("without hooks, _saved_self is the input itself", z.grad_fn._saved_self is x2)
@@ -788,7 +795,7 @@ TASKS = [
          hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
     Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad],
          hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
-         advice={"value": "Leaving a block must restore the mode that was in force before it, whatever that was."}),
+         advice={"value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up."}),
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
@@ -804,7 +811,7 @@ TASKS = [
     Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, roots_given_twice, grad_of_intermediate],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
-                 "raised": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
+                 "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
     Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls],
          hint="the first gradient becomes .grad (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added so that .grad stays the same tensor, or, under create_graph, become a new tensor in the graph",
          advice={"accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: adding into its array in place changes the other leaf's .grad as well. Make a new array for the sum."}),

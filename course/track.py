@@ -327,6 +327,7 @@ def run(task: Task, path: Path, results: dict | None = None) -> tuple[str, str]:
     key = (task.id, False)
     if key not in results:
         status, message = _run(task, path)
+        results[("first", task.id)] = message.split(" Hint:")[0]
         if status == "wrong":
             status, message = _blame(task, path, results) or (status, message)
         results[key] = ("wrong" if status == "unloadable" else status, message)
@@ -347,12 +348,13 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
     whose swap makes the task pass is named.
     """
     alone = _isolated(task, path, results)
-    if alone[0] != "done":
-        return alone
+    if alone[0] != "done":  # wrong with the course's other pieces too: the first message stands
+        return None
     source = path.read_text("utf-8")
     written = set(engine_file.exercise_functions().values()) - set(
         engine_file.stubs(source).values()
     )
+    first = results.get(("first", task.id), "")
     for other in _tasks():
         if other.id in written and other.id != task.id:
             if _run(task, path, answered={other.id})[0] == "done":
@@ -363,7 +365,7 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
                     f"your piece is right on its own, but your Exercise {other.id} ({other.where}) "
                     "makes these programs differ from PyTorch's"
                     + (" (its own check says so too)" if own else ", though its own check passes")
-                    + f": fix Exercise {other.id} first",
+                    + f": fix Exercise {other.id} first. What differs: {first}",
                 )
     return None
 
@@ -429,9 +431,11 @@ def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
             except _Difference as difference:
                 return "wrong", f"{name}: {difference}.{_advice(task, difference.kind, program)}"
             described = engine_file.describe(error)
+            heap = isinstance(error, TypeError) and "'<' not supported" in str(error)
             return (
                 "wrong",
-                f"{name}: your engine raised {described}{_advice(task, 'raised', program)}",
+                f"{name}: your engine raised {described}"
+                + _advice(task, "heap" if heap else "raised", program),
             )
     count = len(task.programs)
     return "done", f"matches PyTorch on {count} program{'s' if count > 1 else ''}"

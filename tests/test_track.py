@@ -128,7 +128,7 @@ MISTAKES = {
     "1.6 __exit__ always turns grad mode on": (
         "1.6",
         [("        _GradMode.enabled = self.previous\n", "        _GradMode.enabled = True\n")],
-        "restore the mode",
+        "restores the mode",
     ),
     "1.6 __exit__ swallows the exception": (
         "1.6",
@@ -182,12 +182,12 @@ MISTAKES = {
     ),
     "2.7 without the node pre-hooks": (
         "2.7",
-        [("        for hook in node._pre_hooks:\n            grads_in = hook(grads_in) or grads_in\n", "")],
+        [("        for hook in node._pre_hooks:\n            grad_outputs = hook(grad_outputs) or grad_outputs\n", "")],
         "pre-hook",
     ),
     "2.7 without the node post-hooks": (
         "2.7",
-        [("        for hook in node._hooks:\n            grads_out = hook(grads_out, grads_in) or grads_out\n", "")],
+        [("        for hook in node._hooks:\n            grad_inputs = hook(grad_inputs, grad_outputs) or grad_inputs\n", "")],
         "post-hook",
     ),
     "2.7 never frees": (

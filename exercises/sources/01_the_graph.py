@@ -77,7 +77,9 @@ track.check("1.1")
 # * the node: one edge per input, the operation's settings set on it as attributes
 #   (`_shapes`, `_saved_dim`, ...), and what it keeps for backward: `saved` pairs a name with a
 #   value, or with `None` when it need not be kept. Keep a value as a `SavedTensor` (chapter 03)
-#   in `node._saved`; a Python number is kept as a tensor (`_as_tensor`).
+#   in `node._saved`. A Python number is kept as a tensor (`_as_tensor`) with the dtype of the
+#   result: PyTorch keeps it as a "wrapped number", which never changes the dtype of what it
+#   is multiplied with, and numpy would turn a float32 gradient into float64.
 # * the result: a tensor that points back at its node. When `saved_result` is true the node also
 #   keeps its own output, under the name `"result"`, marked as an output (`is_output=True`).
 #

@@ -179,24 +179,28 @@ track.check("2.6")
 # The heart of the engine: `_run_loop`, given the roots' edges, their gradients, `retain_graph` and `capture`. It must
 #
 # * give each root its starting gradient, and add up gradients that arrive at the same node (a
-#   **buffer** per node);
+#   **buffer** per node); a root may be missing from the counts (no edge points into it);
 # * run a node only when all the gradients it will receive have arrived (your counts), and among
 #   the nodes ready to run, run the one **created last** first: `node._sequence_nr` numbers them in
 #   creation order, and every AccumulateGrad has the largest number (`heapq` keeps a priority
 #   queue of tuples; it compares them item by item);
 # * before `apply`, pass the gradient through the output tensor's hooks (`node._tensor_pre_hooks`,
-#   each `hook(grad)`) and the node's pre-hooks (`node._pre_hooks`, each `hook(grads)`); after it,
-#   through the node's post-hooks (`node._hooks`, each `hook(grads_out, grads_in)`). A hook that
-#   returns `None` changes nothing;
+#   each `hook(grad)`) and the node's pre-hooks (`node._pre_hooks`, each `hook(grad_outputs)`,
+#   a tuple); after it, through the node's post-hooks (`node._hooks`, each
+#   `hook(grad_inputs, grad_outputs)`: PyTorch calls `grad_outputs` the gradients a node receives
+#   and `grad_inputs` those `apply` returns, one per input). A hook that returns `None` changes
+#   nothing;
 # * for `autograd.grad` (chapter 05) ask `capture.takes(node, grads)` first, when there is a
 #   capture, and skip the node when it says so;
 # * after `apply`, free the node's saved tensors unless `retain_graph` (`release_variables`,
 #   chapter 04), and send each gradient along its edge.
 #
 # Also write `register_hook` (a tensor's hook goes to the node that receives its gradient: which
-# one is that, for a leaf?) and `retain_grad` (a hook that keeps the gradient in `.grad`, adding
-# when one is already there). The check compares the order the nodes run in, and the gradients,
-# with PyTorch's.
+# one is that, for a leaf? PyTorch refuses a tensor that does not require grad, and returns a
+# handle; here returning the hook itself will do) and `retain_grad` (a hook that keeps the
+# gradient in `.grad`, adding when one is already there; calling it twice must not add the
+# hook twice, and on a leaf it does nothing). The check compares the order the nodes run in,
+# and the gradients, with PyTorch's.
 #
 # <details><summary>Pseudo-code</summary>
 #

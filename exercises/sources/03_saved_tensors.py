@@ -124,7 +124,8 @@ check_half_hooks(pack_half, unpack_half)
 # node when one was recorded. Then `SavedTensor.check_version(node)`: when the version now differs
 # from the stamp, raise `modified_error(tensor, producer, version now, version stamped)`, which
 # builds PyTorch's text. The `producer` is the node that made the tensor: for a node's own
-# result, that node; for a saved input, the input's `grad_fn` (None for a leaf).
+# result, that node; for a saved input, the input's `grad_fn` (None for a leaf). The check is
+# for a tensor kept as it is; what a pack hook made is not checked (exercise 4.1 reads it back).
 
 # %%
 track.check("3.5")

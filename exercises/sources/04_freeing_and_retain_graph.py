@@ -296,7 +296,8 @@ except NotImplementedError:
 # * `run_backward(roots, grads, retain_graph, create_graph, inputs=None)`: the roots' edges, a
 #   `_Capture` when `inputs` are given (chapter 05), and your run loop, run with grad mode set to
 #   `create_graph` (that is what makes the formulas record themselves) and restored afterwards,
-#   **even if the run raises**. It returns the captured gradients, if any.
+#   **even if the run raises**. It returns the captured gradients, which the capture keeps in
+#   its list `grads` (chapter 05), or None when there is no capture.
 
 # %%
 track.check("4.5")

@@ -152,7 +152,7 @@ track.check("5.5")
 #
 # For `autograd.grad` your run loop asks `capture.takes(node, grads)` before running each node.
 # Write `_Capture`: its `__init__` remembers which edge belongs to which input, prepares one
-# empty slot per input, and finds the nodes worth running with `_nodes_leading_to(root_edges,
+# empty slot per input in a list `grads` (what `run_backward` returns), and finds the nodes worth running with `_nodes_leading_to(root_edges,
 # targets)`, which you also write: the nodes from which some path leads to a target's node. (A
 # depth-first walk decides a node once all its children are decided; no recursion.) `takes`
 # keeps the gradients meant for an input, and returns True, meaning "do not run this node", for

@@ -280,8 +280,8 @@ except Exception as error:  # no model yet, or a bug in sample: one line, not a 
 # `-log softmax(input)[target]`. Write `cross_entropy` with your engine's operations:
 # log-softmax is each logit minus the log of its row's sum of exponentials. Subtract each row's
 # maximum first (a constant: it changes nothing in the result, and `exp` can no longer
-# overflow), and pick each row's target with a one-hot matrix (`np.eye(classes)[target]`, as a
-# constant tensor). The check compares the loss and the logits' gradient with PyTorch's, for
+# overflow), and pick each row's target with a one-hot matrix (a constant tensor, made with
+# numpy). The check compares the loss and the logits' gradient with PyTorch's, for
 # large logits too.
 
 # %%

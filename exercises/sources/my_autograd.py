@@ -4,30 +4,36 @@ Search for "Exercise 2.7", replace its `raise NotImplementedError(...)` line wit
 and run the check in the chapter's exercise notebook. Until you write a piece, the checks use the
 course's answer for it. `import my_autograd as lib` runs the same programs as `import torch as lib`.
 
-Contents (the pieces you write; everything above the line "Chapter 01" is given):
+Contents: the pieces you write, chapter by chapter. The parts headed "Given" (PyTorch's texts,
+the tensor, the node, the simple formulas at the top; the operations' numpy forward at the end)
+are not exercises.
 
-    1.1  gradient_edge                  the edge (node, input_nr) a tensor's gradient flows into
-    1.2  _record                        the need-grad decision, the node, its edges, the result
-    1.3  Tensor.detach                  same memory and version counter, out of the graph
-    1.6  no_grad (__enter__, __exit__)  grad mode off inside a block, nesting included
-    2.1  _sum_to                        a broadcast input's gradient summed back to its shape
-    2.2  MulBackward0.apply             d(self * other)
-    2.3  MmBackward0.apply              d(self @ mat2)
-    2.4  SumBackward0/1.apply           d(self.sum()) and d(self.sum(dim, keepdim))
-    2.6  compute_dependencies           how many gradients each node will receive
-    2.7  _run_loop                      buffers, order, hooks: the engine's heart
-    2.8  AccumulateGrad.apply           into .grad: the same tensor, or a new one for create_graph
-    3.1  mul                            what * saves, and why only that
-    3.2  ExpBackward0/TanhBackward0     backward formulas from the saved result
-    3.3  SavedTensor.__init__           saving: the version stamp and the pack hook
-    3.5  SavedTensor.check_version      the error for a saved tensor changed in place
-    4.1  release_variables, unpack      freeing a node's saved tensors, and reading them back
-    4.5  backward, run_backward         retain_graph's default and grad mode during backward
-    5.1  SigmoidBackward0, DivBackward0 formulas that can be differentiated again
-    5.5  grad                           torch.autograd.grad
-    5.6  _Capture                       autograd.grad's targets: keep their gradients, run no more
-    6.5  rnn_tanh_cell                  one step of a recurrent network
-    7.5  cross_entropy                  the capstone's loss from elementary operations
+    1.1  gradient_edge                   the edge (node, input_nr) a tensor's gradient flows into
+    1.2  _record                         the need-grad decision, the node, its edges, the result
+    1.3  detach                          same memory and version counter, out of the graph
+    1.6  _SetGradMode                    no_grad and enable_grad: blocks that nest, decorators
+    2.1  _sum_to                         a broadcast input's gradient summed back to its shape
+    2.2  needs_input_grad, MulBackward0  d(self * other), a gradient only where one is wanted
+    2.3  MmBackward0                     d(self @ mat2)
+    2.4  SumBackward0/1, MeanBackward1   d(self.sum()), d(self.sum(dim)), d(self.mean(dim))
+    2.6  compute_dependencies            how many gradients each node will receive
+    2.7  _run_loop, register_hook,       buffers, order, hooks: the engine's heart
+         retain_grad
+    2.8  AccumulateGrad                  into .grad: the same tensor, or a new one for create_graph
+    3.1  mul, mm                         what * and @ save, and why only that
+    3.2  ExpBackward0, TanhBackward0     backward formulas from the saved result
+    3.3  SavedTensor.__init__,           saving: the version stamp and the pack hook
+         saved_tensors_hooks
+    3.5  _in_place, check_version        in-place operations bump the version; the check refuses
+    4.1  release_variables, unpack,      freeing a node's saved tensors, and reading them back
+         saved
+    4.5  backward, _initial_grads,       retain_graph's default, the starting gradients, grad mode
+         run_backward                    during backward
+    5.1  SigmoidBackward0, DivBackward0  formulas that can be differentiated again
+    5.5  grad                            torch.autograd.grad
+    5.6  _Capture, _nodes_leading_to     autograd.grad's targets: keep their gradients, run no more
+    6.5  rnn_tanh_cell                   one step of a recurrent network
+    7.5  cross_entropy                   the capstone's loss from elementary operations
 
 numpy only, with PyTorch's names. Every operation has one output: an edge's input_nr is 0.
 """
@@ -433,17 +439,17 @@ def _run_loop(root_edges, grads, retain_graph, capture):
         for hook in node._tensor_pre_hooks:
             result = hook(grad)
             grad = grad if result is None else result
-        grads_in = (grad,)
+        grad_outputs = (grad,)  # the gradients of the node's output (PyTorch's word)
         for hook in node._pre_hooks:
-            grads_in = hook(grads_in) or grads_in
-        if capture is not None and capture.takes(node, grads_in):
+            grad_outputs = hook(grad_outputs) or grad_outputs
+        if capture is not None and capture.takes(node, grad_outputs):
             continue
-        grads_out = node.apply(*grads_in)
+        grad_inputs = node.apply(*grad_outputs)  # one for each input of the node
         for hook in node._hooks:
-            grads_out = hook(grads_out, grads_in) or grads_out
+            grad_inputs = hook(grad_inputs, grad_outputs) or grad_inputs
         if not retain_graph:
             release_variables(node)
-        for (next_node, _), grad in zip(node.next_functions, grads_out):
+        for (next_node, _), grad in zip(node.next_functions, grad_inputs):
             if next_node is None:
                 continue
             buffers[next_node] = grad if next_node not in buffers else buffers[next_node] + grad
@@ -928,7 +934,7 @@ def mean(self, dim=None, keepdim=False):
     if dim is None:
         return _record(MeanBackward0, np.asarray(self._data.mean()), [self], **known)
     data = np.asarray(self._data.mean(axis=dim, keepdims=keepdim))
-    return _record(MeanBackward1, data, [self], _saved_dim=dim, **known)
+    return _record(MeanBackward1, data, [self], _saved_dim=dim, _saved_keepdim=keepdim, **known)
 
 
 def expand(self, *sizes):
