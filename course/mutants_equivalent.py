@@ -10,8 +10,6 @@ EQUIVALENT: list[tuple[str, str, str]] = [
      "summing over no dimension and reshaping to the same shape gives the same values"),
     ("2.1", "`return grad.sum(dim=tuple(dims), keepdim=True).reshape(shape` at `True`: boolean flipped",
      "the reshape to the input's shape that follows restores the dimensions keepdim would keep"),
-    ("2.7", "`self._retains_grad = True` at `True`: boolean flipped",
-     "retain_grad asks whether the attribute exists (hasattr), not what it holds"),
     ("3.5", "`if self.version_counter[0] != self.version:` at `0`: constant - 1",
      "the version counter is a one-element list: [-1] is the same element as [0]"),
     ("3.5", "`raise modified_error(self.value, producer, self.version_coun` at `0`: constant - 1",

@@ -713,6 +713,16 @@ def div_twice(lib, see):
     see("x.grad", x.grad)
 
 
+def roots_below_roots(lib, see):
+    """autograd.grad of two outputs, one computed from the other"""
+    x = leaf(lib, [1.0, 2.0])
+    y = x * 2
+    z = y * 2
+    see("grad([y.sum(), z.sum()], x)", lib.autograd.grad([y.sum(), z.sum()], [x]))
+    h = x.tanh()
+    see("grad([(h * h).sum(), h.sum()], x)", lib.autograd.grad([(h * h).sum(), h.sum()], [x]))
+
+
 def grad_with_grad_outputs(lib, see):
     """autograd.grad of a non-scalar output with grad_outputs, and of two outputs"""
     x = leaf(lib, [0.5, -1.0, 2.0])
@@ -747,6 +757,11 @@ def hooks_and_retain_grad(lib, see):
     x.retain_grad()
     see("x.grad, a leaf that called retain_grad", x.grad)
     see("register_hook returns a handle", x.register_hook(lambda g: None) is not None)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 10)  # registered later, but it runs before retain_grad's
+    (y * y).sum().backward()
+    see("y.grad when a hook multiplies y's gradient by 10", y.grad)
     see.error("a hook on a tensor that does not require grad",
               lambda: lib.tensor([1.0]).register_hook(lambda g: g))  # fmt: skip
 
@@ -838,7 +853,7 @@ TASKS = [
          advice={"value": "Differentiate through the formula: it must use g and the saved tensors as tensors."}),
     Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product],
          hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
-    Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [grad_of_intermediate, grad_function, grad_with_grad_outputs],
+    Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs],
          hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
     Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_without_biases],
          hint="the new state is tanh of the input's projection plus the previous state's projection, each weight matrix applied transposed, each bias added only when given"),

@@ -5,9 +5,8 @@ Search for "Exercise 2.7", replace its `raise NotImplementedError(...)` line wit
 and run the check in the chapter's exercise notebook. Until you write a piece, the checks use the
 course's answer for it. `import my_autograd as lib` runs the same programs as `import torch as lib`.
 
-Contents: the pieces you write, chapter by chapter. The parts headed "Given" (PyTorch's texts,
-the tensor, the node, the simple formulas at the top; the operations' numpy forward at the end)
-are not exercises.
+Contents: the pieces you write. The parts headed "Given" (PyTorch's texts, the tensor, the node
+and the simple formulas at the top, the operations at the end) are not exercises.
 
     1.1  gradient_edge                   the edge (node, input_nr) a tensor's gradient flows into
     1.2  _record                         the need-grad decision, the node, its edges, the result
@@ -18,8 +17,7 @@ are not exercises.
     2.3  MmBackward0                     d(self @ mat2)
     2.4  SumBackward0/1, MeanBackward1   d(self.sum()), d(self.sum(dim)), d(self.mean(dim))
     2.6  compute_dependencies            how many gradients each node will receive
-    2.7  _run_loop, register_hook,       buffers, order, hooks: the engine's heart
-         retain_grad
+    2.7  _run_loop                       the engine's heart (and register_hook, retain_grad)
     2.8  AccumulateGrad                  into .grad: the same tensor, or a new one for create_graph
     3.1  mul, mm                         what * and @ save, and why only that
     3.2  ExpBackward0, TanhBackward0     backward formulas from the saved result
@@ -161,6 +159,7 @@ class Node:
         self._sequence_nr = next(_sequence_nrs)  # creation order: backward runs the newest first
         self._saved = {}  # name -> SavedTensor
         self._tensor_pre_hooks = []  # hooks of the output tensor: hook(grad) -> grad or None
+        self._retain_grad_hook = None  # retain_grad's: it sees the gradient after those hooks
         self._pre_hooks = []  # hook(grad_outputs) -> grad_outputs or None
         self._hooks = []  # hook(grad_inputs, grad_outputs) -> grad_inputs or None
 
@@ -411,6 +410,8 @@ def _run_loop(root_edges, grads, retain_graph, capture):
         for hook in node._tensor_pre_hooks:
             result = hook(grad)
             grad = grad if result is None else result
+        if node._retain_grad_hook is not None:
+            node._retain_grad_hook(grad)
         grad_outputs = (grad,)  # the gradients of the node's output (PyTorch's word)
         for hook in node._pre_hooks:
             grad_outputs = hook(grad_outputs) or grad_outputs
@@ -440,14 +441,13 @@ def register_hook(self, hook):
 
 def retain_grad(self):
     """Tensor.retain_grad: keep this non-leaf tensor's gradient in .grad, as a leaf's is."""
-    if self.grad_fn is None or hasattr(self, "_retains_grad"):
+    if self.grad_fn is None:
         return
-    self._retains_grad = True
 
     def keep(grad):
         self.grad = grad if self.grad is None else self.grad + grad
 
-    self.grad_fn._tensor_pre_hooks.append(keep)
+    self.grad_fn._retain_grad_hook = keep
 
 
 class AccumulateGrad(Node):

@@ -190,16 +190,17 @@ track.check("2.6")
 #   `hook(grad_inputs, grad_outputs)`: PyTorch calls `grad_outputs` the gradients a node receives
 #   and `grad_inputs` those `apply` returns, one per input). A hook that returns `None` changes
 #   nothing;
-# * for `autograd.grad` (chapter 05) ask `capture.takes(node, grads)` first, when there is a
-#   capture, and skip the node when it says so;
+# * for `autograd.grad` (chapter 05), when there is a capture, ask `capture.takes(node,
+#   grad_outputs)` after the hooks and before `apply`, and skip the node when it says so;
 # * after `apply`, free the node's saved tensors unless `retain_graph` (`release_variables`,
 #   chapter 04), and send each gradient along its edge.
 #
 # Also write `register_hook` (a tensor's hook goes to the node that receives its gradient: which
 # one is that, for a leaf? PyTorch refuses a tensor that does not require grad, and returns a
 # handle; here returning the hook itself will do) and `retain_grad` (a hook that keeps the
-# gradient in `.grad`, adding when one is already there; calling it twice must not add the
-# hook twice, and on a leaf it does nothing). The check compares the order the nodes run in,
+# gradient in `.grad`, adding when one is already there; on a leaf it does nothing). In PyTorch
+# that hook runs after the tensor's other hooks, whatever the order they were registered in:
+# the node keeps it apart, in `_retain_grad_hook`, and your loop calls it last. The check compares the order the nodes run in,
 # and the gradients, with PyTorch's.
 #
 # <details><summary>Pseudo-code</summary>

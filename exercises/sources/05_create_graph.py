@@ -162,12 +162,13 @@ track.check("5.5")
 # <details><summary>Pseudo-code for `_nodes_leading_to`</summary>
 #
 # ```text
-# for each root: push (root, its children) on a stack, unless seen
-# while the stack is not empty:
-#     look at the top node's next child
-#     no child left: pop the node; it leads to a target if one of its children
-#                    is a target's node or leads to one
-#     an unseen child: mark it seen and push it with its own children
+# for each root, one at a time, to the end before the next:
+#   push (root, its children) on a stack, unless seen
+#   while the stack is not empty:
+#       look at the top node's next child
+#       no child left: pop the node; it leads to a target if one of its children
+#                      is a target's node or leads to one
+#       an unseen child: mark it seen and push it with its own children
 # ```
 # </details>
 
