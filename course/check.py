@@ -1,4 +1,4 @@
-"""Friendly checks for exercise notebooks.
+"""Friendly checks for exercise notebooks, and the scaffold every course/checks_0N.py stands on.
 
 ``check`` runs a learner's function on a few inputs, compares the result with a reference
 (a numpy function) and with PyTorch (a torch function), and prints one plain-words line:
@@ -9,13 +9,22 @@ when nothing is filled in::
     check("0.1", tanh_grad, reference_fn=numeric_derivative(np.tanh),
           torch_fn=lambda x: torch.autograd.grad(torch.tanh(x).sum(), x)[0],
           inputs=[np.linspace(-3, 3, 7)], hint="d/dx tanh(x) = 1 - tanh(x)**2")
+
+A chapter's check is a function decorated with ``checker(exercise_id, todo, hint)``: it returns
+the words of success, or raises ``Feedback`` with what is wrong; ``call`` runs the learner's code
+and turns its errors into Feedback; ``difference``, ``losses_of`` and ``first_difference`` compare
+tensors and losses with a reference; ``Spy`` watches backward passes, zero_grad and step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
@@ -57,29 +66,124 @@ def verdict(check_fn: Callable[..., bool]) -> Callable[..., Verdict]:
     return run
 
 
+def load_torch() -> Any:
+    """torch, imported when a check first needs it (importing the checks stays cheap)."""
+    return importlib.import_module("torch")
+
+
+# --- the one-line scaffold -----------------------------------------------------------------------
+
+
 class Feedback(Exception):
-    """A plain-words verdict about the learner's code, raised by a check body, printed as one line."""
+    """What is wrong with the learner's answer, in the plain words a check prints (then, with
+    ``hint=True``, the check's hint)."""
+
+    def __init__(self, text: str, hint: bool = False):
+        super().__init__(text)
+        self.hint = hint
 
 
-def run_check(exercise_id: str, hint: str, body: Callable[[], str]) -> bool:
-    """Run `body()`; print one line (correct, not done yet, or the problem); return success."""
-    label = f"Exercise {exercise_id}"
+def run_check(exercise_id: str, todo: str, body: Callable[[], str], hint: str = "") -> bool:
+    """Run ``body()`` and print one line: correct (its words), not done yet (``todo``), or the
+    problem (``hint`` after Feedback(hint=True) and after an unexpected error); return success."""
     try:
-        message = body()
+        line = f"correct ✓ — {body()}"
     except NotImplementedError:
-        print(f"{label}: not done yet — {hint}")
-        return False
+        line = f"not done yet — {todo}"
     except Feedback as problem:
-        print(f"{label}: {problem}")
-        return False
-    print(f"{label}: correct ✓ — {message}")
-    return True
+        line = str(problem) + (f" Hint: {hint}" if problem.hint and hint else "")
+    except Exception as error:  # an ordinary mistake: report it, do not raise
+        line = f"your code raised {describe_error(error)}." + (f" Hint: {hint}" if hint else "")
+    print(f"Exercise {exercise_id}: {line}")
+    return line.startswith("correct ✓")
 
 
-def losses_of(result: Any, n: int, per: str, named: str = "") -> list[float]:
+def checker(exercise_id: str, todo: str, hint: str = "") -> Callable:
+    """Turn a check body (it returns the words of success or raises Feedback) into a check that
+    prints one line (see run_check) and returns a Verdict."""
+
+    def decorate(body: Callable[..., str]) -> Callable[..., Verdict]:
+        @functools.wraps(body)
+        def check_fn(*args: Any, **kwargs: Any) -> Verdict:
+            return Verdict(run_check(exercise_id, todo, lambda: body(*args, **kwargs), hint))
+
+        return check_fn
+
+    return decorate
+
+
+def call(fn: Callable, *args: Any, where: str = "", explain: Callable | None = None) -> Any:
+    """``fn(*args)``, the learner's code. NotImplementedError (not done yet) and Feedback pass;
+    any other error becomes Feedback, in the words of ``explain(error)`` when it has some."""
+    try:
+        return fn(*args)
+    except (NotImplementedError, Feedback):
+        raise
+    except Exception as error:  # an ordinary mistake: report it in one line
+        words = explain(error) if explain else None
+        raise Feedback(
+            words or f"your code raised {describe_error(error)}{where}", hint=not words
+        ) from None
+
+
+def freed_graph(error: BaseException) -> bool:
+    """Whether ``error`` is the engine's "backward through the graph a second time"."""
+    return "backward through the graph a second time" in str(error)
+
+
+def in_place_error(error: BaseException) -> bool:
+    """Whether ``error`` is the version check's "modified by an inplace operation"."""
+    return "modified by an inplace operation" in str(error)
+
+
+# --- comparing with a reference ------------------------------------------------------------------
+
+
+def as_array(value: Any) -> np.ndarray | None:
+    """A tensor of either library (or a list of them), array or number as float64 numpy, or None."""
+    if isinstance(value, (list, tuple)) and value and all(hasattr(v, "detach") for v in value):
+        value = np.stack([as_array(v) for v in value])
+    if hasattr(value, "detach"):  # a tensor
+        value = value.detach().cpu().numpy()
+    return None if value is None else np.asarray(value, dtype=np.float64)
+
+
+def difference(got: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5) -> str | None:
+    """How ``got`` differs from ``expected`` (tensors, arrays, numbers or None), or None if not."""
+    if got is None or expected is None:
+        return None if got is expected else ("got None" if got is None else "expected None")
+    got, expected = as_array(got), as_array(expected)
+    if got.shape != expected.shape:
+        return f"wrong shape: expected {expected.shape}, got {got.shape}"
+    if np.allclose(got, expected, atol=atol, rtol=rtol, equal_nan=True):
+        return None
+    if got.ndim == 0:
+        return f"expected {expected.item():.6g}, got {got.item():.6g}"
+    error = np.nan_to_num(np.abs(got - expected), nan=np.inf)
+    worst = np.unravel_index(np.argmax(error), error.shape)
+    wrong = int(np.sum(~np.isclose(got, expected, atol=atol, rtol=rtol, equal_nan=True)))
+    return f"{wrong} of {got.size} values differ; the largest difference is at index {tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {got[worst]:.6g}"
+
+
+def compare(got: Any, expected: Any, what: str, atol=1e-6, rtol=1e-5, hint=True) -> None:
+    """Feedback ``what: how they differ`` (and the hint) unless ``got`` matches ``expected``."""
+    problem = difference(got, expected, atol, rtol)
+    if problem:
+        raise Feedback(f"{what}: {problem}.", hint=hint)
+
+
+def number(value: Any, what: str) -> float:
+    """``value`` (a number, or a one-element tensor of either library) as a float, or Feedback."""
+    try:
+        return float(value.item() if hasattr(value, "item") else value)
+    except (TypeError, ValueError, RuntimeError):
+        raise Feedback(f"return {what} as a number, not {type(value).__name__}") from None
+
+
+def losses_of(result: Any, n: int, per: str) -> list[float]:
     """The learner's result as a list of n floats (one per `per`), or Feedback saying why not."""
     if result is None:
-        raise Feedback(f"your function returned None; return the list of the {n} {named}losses")
+        raise Feedback(f"your function returned None; return the list of the {n} losses")
     try:
         values = [float(v.item() if hasattr(v, "item") else v) for v in result]
     except (TypeError, ValueError):
@@ -91,41 +195,15 @@ def losses_of(result: Any, n: int, per: str, named: str = "") -> list[float]:
     return values
 
 
-def not_done(exercise_id: str, hint: str) -> bool:
-    """Print the one "not done yet" line of an unfilled exercise; return False."""
-    print(f"Exercise {exercise_id}: not done yet — {hint}")
-    return False
+def first_difference(got, expected, per: str, atol=1e-5, rtol=1e-4, start=0) -> str | None:
+    """'the loss of <per> k is a, expected b' for the first loss that differs, or None."""
+    for k, (a, b) in enumerate(zip(got, expected), start=start):
+        if not np.isclose(a, b, atol=atol, rtol=rtol):
+            return f"the loss of {per} {k} is {a:.6g}, expected {b:.6g}"
+    return None
 
 
-def wrong(exercise_id: str, text: str, hint: str = "") -> bool:
-    """Print what is wrong with an answer (and a hint), in one line; return False."""
-    print(f"Exercise {exercise_id}: {text}" + (f" Hint: {hint}" if hint else ""))
-    return False
-
-
-def raised(exercise_id: str, error: BaseException, where: str) -> bool:
-    """Report an exception from the learner's code in one line instead of a traceback."""
-    return wrong(exercise_id, f"your code raised {type(error).__name__}: {error} ({where}).")
-
-
-def gradient_problem(got: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5) -> str | None:
-    """How the gradient ``got`` (array or None) differs from ``expected``, or None when it matches."""
-    if got is None or expected is None:
-        if got is None and expected is None:
-            return None
-        return "is missing (None)" if got is None else "should be None"
-    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
-    if got.shape != expected.shape:
-        return f"has shape {got.shape}, expected {expected.shape}"
-    if np.allclose(got, expected, atol=atol, rtol=rtol):
-        return None
-    error = np.abs(got - expected)
-    worst = np.unravel_index(np.argmax(np.nan_to_num(error, nan=np.inf)), error.shape)
-    index = tuple(int(i) for i in worst)
-    return (
-        f"differs by up to {float(error[worst]):.3g} (at index {index}: "
-        f"expected {float(expected[worst]):.6g}, got {float(got[worst]):.6g})"
-    )
+# --- check(): a function against numpy and PyTorch ----------------------------------------------
 
 
 def numeric_derivative(f: Callable[[np.ndarray], np.ndarray], eps: float = 1e-6) -> Callable:
@@ -138,46 +216,13 @@ def numeric_derivative(f: Callable[[np.ndarray], np.ndarray], eps: float = 1e-6)
     return derivative
 
 
-def _as_array(value: Any) -> np.ndarray:
-    if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().cpu().numpy()
-    return np.asarray(value, dtype=np.float64)
-
-
 def _to_torch(arg: Any) -> Any:
-    import torch
-
     if isinstance(arg, np.ndarray) and arg.dtype.kind == "f":
+        torch = load_torch()
         return torch.tensor(arg, dtype=torch.float64, requires_grad=True)
     return arg
 
 
-def _difference(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str | None:
-    """Describe how ``got`` differs from ``expected`` in plain words, or None when it matches."""
-    if got.shape != expected.shape:
-        return f"wrong shape: expected {expected.shape}, got {got.shape}"
-    if np.allclose(got, expected, atol=atol, rtol=rtol, equal_nan=True):
-        return None
-    if got.ndim == 0:
-        return f"expected {expected.item():.6g}, got {got.item():.6g}"
-    error = np.abs(got - expected)
-    error = np.where(np.isnan(error), np.inf, error)
-    worst = np.unravel_index(np.argmax(error), error.shape)
-    wrong = int(np.sum(~np.isclose(got, expected, atol=atol, rtol=rtol, equal_nan=True)))
-    return (
-        f"{wrong} of {got.size} values differ; the largest difference is at index "
-        f"{tuple(int(i) for i in worst)}: expected {expected[worst]:.6g}, got {got[worst]:.6g}"
-    )
-
-
-def _describe(args: tuple) -> str:
-    parts = [
-        f"array of shape {np.shape(a)}" if isinstance(a, np.ndarray) else repr(a) for a in args
-    ]
-    return ", ".join(parts)
-
-
-@verdict
 def check(
     exercise_id: str,
     learner_fn: Callable,
@@ -188,7 +233,7 @@ def check(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     hint: str = "",
-) -> bool:
+) -> Verdict:
     """Run ``learner_fn`` on each input, compare with the reference and PyTorch, print one line.
 
     ``inputs`` holds one entry per call: a tuple of arguments, or a single argument.
@@ -200,46 +245,29 @@ def check(
         raise ValueError("check() needs a reference_fn, a torch_fn, or both")
     if not inputs:
         raise ValueError("check() needs at least one input")
-    label = f"Exercise {exercise_id}"
-    hint_line = f" Hint: {hint}" if hint else ""
     calls = [args if isinstance(args, tuple) else (args,) for args in inputs]
-    for number, args in enumerate(calls, start=1):
-        try:
-            got = _as_array(learner_fn(*args))
-        except NotImplementedError:
-            print(f"{label}: not done yet — {hint or DEFAULT_HINT}")
-            return False
-        except Exception as error:  # an ordinary mistake: report it, do not raise
-            print(
-                f"{label}: your code raised {type(error).__name__}: {error} "
-                f"(input {number}: {_describe(args)}).{hint_line}"
+    against = [("the reference", reference_fn), ("PyTorch", torch_fn)]
+    against = [(name, fn) for name, fn in against if fn]
+
+    def body() -> str:
+        for k, args in enumerate(calls, start=1):
+            shown = ", ".join(
+                f"array of shape {np.shape(a)}" if isinstance(a, np.ndarray) else repr(a)
+                for a in args
             )
-            return False
-        expectations = []
-        if reference_fn is not None:
-            expectations.append(("the reference", _as_array(reference_fn(*args))))
-        if torch_fn is not None:
-            torch_args = tuple(_to_torch(a) for a in args)
-            expectations.append(("PyTorch", _as_array(torch_fn(*torch_args))))
-        for name, expected in expectations:
-            problem = _difference(got, expected, atol, rtol)
-            if problem:
-                print(
-                    f"{label}: does not match {name} on input {number} "
-                    f"({_describe(args)}): {problem}.{hint_line}"
-                )
-                return False
-    against = " and ".join(
-        name for name, fn in [("the reference", reference_fn), ("PyTorch", torch_fn)] if fn
-    )
-    print(f"{label}: correct ✓ — matches {against} on {len(calls)} input(s).")
-    return True
+            got = as_array(call(learner_fn, *args, where=f" (input {k}: {shown})"))
+            for name, fn in against:
+                wanted = fn(*(tuple(_to_torch(a) for a in args) if name == "PyTorch" else args))
+                compare(got, wanted, f"does not match {name} on input {k} ({shown})", atol, rtol)
+        names = " and ".join(name for name, _ in against)
+        return f"matches {names} on {len(calls)} input(s)."
+
+    return Verdict(run_check(exercise_id, hint or DEFAULT_HINT, body, hint))
 
 
-MIXED_LIBRARIES = (
-    "in a function that runs with lib=torch and with lib=ma, write `lib.` everywhere, not `ma.` "
-    "or `torch.`"
-)
+# --- words for errors and slips ------------------------------------------------------------------
+
+MIXED_LIBRARIES = "in a function that runs with lib=torch and with lib=ma, write `lib.` everywhere, not `ma.` or `torch.`"
 
 
 def mixed_libraries(error: BaseException) -> str | None:
@@ -280,80 +308,90 @@ def tensor_note(values: Any) -> str:
 
 
 def data_note(reads: int) -> str:
-    """' (note: ...)' when the learner's code read `.data` (counted by ``counting_data_reads``)."""
+    """' (note: ...)' when the learner's code read `.data` (``reads``, counted by a Spy)."""
     if not reads:
         return ""
-    return (
-        " (note: your code reads `.data`; use `.detach()`, which keeps the version check that "
-        "`.data` skips)"
-    )
+    return " (note: your code reads `.data`; use `.detach()`, which keeps the version check that `.data` skips)"
 
 
-class counting_data_reads:  # noqa: N801 (a context manager used like a function)
-    """Count reads of mini_autograd's ``Tensor.data`` inside a ``with`` block (``.reads``)."""
-
-    def __init__(self) -> None:
-        self.reads = 0
-
-    def __enter__(self) -> counting_data_reads:
-        from mini_autograd.tensor import Tensor
-
-        self._tensor, self._original = Tensor, Tensor.__dict__["data"]
-        original = self._original
-
-        def read(tensor):
-            self.reads += 1
-            return original.fget(tensor)
-
-        Tensor.data = property(read, original.fset, doc=original.__doc__)
-        return self
-
-    def __exit__(self, *exc: Any) -> bool:
-        self._tensor.data = self._original
-        return False
+# --- watching backward, zero_grad and step -------------------------------------------------------
 
 
-class StepOrder:
-    """Record the order of zero_grad, backward and step in mini_autograd while a block runs.
+class Spy(contextlib.ExitStack):
+    """Watch the backward passes of both libraries, and mini_autograd's zero_grad, step and
+    reads of ``Tensor.data``, while a ``with`` block runs (entered again, what it saw adds up).
 
-    ``with StepOrder() as order: ...`` then ``order.events`` is a list such as
-    ``["zero_grad", "backward", "step", ...]``. Every backward entry point goes through
-    ``engine.run_backward``; zero_grad is that of the optimizers or of a module.
+    ``retains``: whether each backward pass kept its graph (retain_graph, which defaults to
+    create_graph), in order; ``events``: "zero_grad", "backward" and "step" in mini_autograd, in
+    order; ``data_reads``: how many times ``.data`` was read; ``on_backward(roots)`` runs before
+    each mini_autograd pass. Every mini_autograd entry point goes through engine.run_backward;
+    torch's Tensor.backward calls torch.autograd.backward, so wrapping it and grad sees them all.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_backward: Callable | None = None) -> None:
+        super().__init__()
         self.events: list[str] = []
-        self.kept_graph = False  # whether a backward kept its graph (retain_graph=True)
+        self.retains: list[bool] = []
+        self.data_reads = 0
+        self.on_backward = on_backward
 
-    def _spy(self, event: str, original: Callable) -> Callable:
+    @property
+    def retained(self) -> bool:
+        """True once a backward pass of either library kept its graph."""
+        return any(self.retains)
+
+    def _ma(self, event: str, original: Callable) -> Callable:
         def spy(*args: Any, **kwargs: Any) -> Any:
             self.events.append(event)
             if event == "backward":  # run_backward(roots, root_grads, retain_graph, ...)
-                self.kept_graph = self.kept_graph or bool(args[2] if len(args) > 2 else False)
+                self.retains.append(bool(args[2]))
+                if self.on_backward:
+                    self.on_backward(args[0])
             return original(*args, **kwargs)
 
         return spy
 
-    def __enter__(self) -> StepOrder:
-        from contextlib import ExitStack
-        from unittest import mock
+    def _torch(self, original: Callable) -> Callable:
+        signature = inspect.signature(original)  # backward and grad place retain_graph apart
 
+        def entry(*args: Any, **kwargs: Any) -> Any:
+            try:
+                given = signature.bind(*args, **kwargs).arguments
+            except TypeError:
+                return original(*args, **kwargs)  # torch's own error for wrong arguments
+            retain = given.get("retain_graph")
+            self.retains.append(
+                bool(given.get("create_graph", False) if retain is None else retain)
+            )
+            return original(*args, **kwargs)
+
+        return entry
+
+    def __enter__(self) -> Spy:
         import mini_autograd as ma
         from mini_autograd import engine
+        from mini_autograd.tensor import Tensor
 
-        self._stack = ExitStack()
+        torch = load_torch()
         targets = [(engine, "run_backward", "backward")]
         targets += [(ma.optim.Optimizer, "zero_grad", "zero_grad")]
         targets += [(ma.nn.Module, "zero_grad", "zero_grad")]
         targets += [(ma.optim.SGD, "step", "step"), (ma.optim.Adam, "step", "step")]
         for owner, name, event in targets:
-            spy = self._spy(event, getattr(owner, name))
-            self._stack.enter_context(mock.patch.object(owner, name, spy))
-        return self
+            spy = self._ma(event, getattr(owner, name))
+            self.enter_context(mock.patch.object(owner, name, spy))
+        for name in ("backward", "grad"):
+            spy = self._torch(getattr(torch.autograd, name))
+            self.enter_context(mock.patch.object(torch.autograd, name, spy))
+        data = Tensor.__dict__["data"]
 
-    def __exit__(self, *exc: Any) -> bool:
-        self._stack.close()
-        return False
+        def read(tensor: Any) -> Any:
+            self.data_reads += 1
+            return data.fget(tensor)
+
+        reading = property(read, data.fset, doc=data.__doc__)
+        self.enter_context(mock.patch.object(Tensor, "data", reading))
+        return self
 
 
 def zero_grad_problem(events: Sequence[str]) -> str | None:
@@ -365,24 +403,12 @@ def zero_grad_problem(events: Sequence[str]) -> str | None:
         if event == "backward":
             if dirty:
                 if "zero_grad" not in events:
-                    return (
-                        "optimizer.zero_grad() is never called, so each backward adds its "
-                        "gradients to those of every earlier one (.grad accumulates): call "
-                        "optimizer.zero_grad() before each loss.backward()"
-                    )
-                return (
-                    "optimizer.zero_grad() is not called before every backward, so .grad "
-                    "accumulates the gradients of earlier backward passes: call it once per "
-                    "step, before loss.backward()"
-                )
+                    return "optimizer.zero_grad() is never called, so each backward adds its gradients to those of every earlier one (.grad accumulates): call optimizer.zero_grad() before each loss.backward()"
+                return "optimizer.zero_grad() is not called before every backward, so .grad accumulates the gradients of earlier backward passes: call it once per step, before loss.backward()"
             dirty = pending = True
         elif event == "zero_grad":
             if pending:
-                return (
-                    "optimizer.zero_grad() runs between loss.backward() and optimizer.step(), "
-                    "so the step finds no gradients and the model does not learn: call "
-                    "zero_grad() before loss.backward() (or after step())"
-                )
+                return "optimizer.zero_grad() runs between loss.backward() and optimizer.step(), so the step finds no gradients and the model does not learn: call zero_grad() before loss.backward() (or after step())"
             dirty = False
         elif event == "step":
             pending = False

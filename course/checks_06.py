@@ -1,9 +1,6 @@
-"""Checks for the exercises of chapter 06, RNN hidden-state pitfalls.
-
-Each check runs the learner's piece with mini_autograd (inside the library where it has a place
-there: the clipping function replaces `ma.nn.utils.clip_grad_norm_` in a training loop; the LSTM
-step is unrolled over a sequence), compares it with PyTorch run from the same weights, and
-prints exactly one line: correct, "not done yet", or what is wrong in plain words.
+"""Checks for the exercises of chapter 06, RNN hidden-state pitfalls, against PyTorch run from
+the same weights (the clipping function runs inside the library, as ma.nn.utils.clip_grad_norm_,
+in a training loop; the LSTM step is unrolled over a sequence).
 
     check_lstm_step(lstm_step)              # 6.1: the LSTM cell's forward
     check_regression_loop(train_regression) # 6.2: the seed's broken regression loop, fixed
@@ -13,8 +10,7 @@ prints exactly one line: correct, "not done yet", or what is wrong in plain word
 
 from __future__ import annotations
 
-import contextlib
-import inspect
+import functools
 import itertools
 from unittest import mock
 
@@ -25,63 +21,38 @@ import mini_autograd as ma
 import mini_autograd.nn.utils as ma_utils
 from course.check import (
     Feedback,
-    StepOrder,
-    counting_data_reads,
+    Spy,
+    as_array,
+    call,
+    checker,
+    compare,
     data_note,
     describe_error,
-    first_line,
+    difference,
+    first_difference,
+    freed_graph,
+    in_place_error,
     losses_of,
-    run_check,
+    number,
     tensor_note,
-    verdict,
     zero_grad_problem,
 )
 
 GATES = "ifgo"
 ATOL, RTOL = 1e-5, 1e-4
-
-
-def _call(fn, *args):
-    """Call the learner's fn; turn an unexpected exception into Feedback (not done stays)."""
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise
-    except Feedback:
-        raise
-    except Exception as error:  # an ordinary mistake: report it in one line
-        raise Feedback(f"your code raised {describe_error(error)}") from None
-
-
-def _numpy(value):
-    if value is None:
-        return None
-    if isinstance(value, (ma.Tensor, torch.Tensor)):
-        return np.asarray(value.detach().numpy(), dtype=np.float64)
-    return np.asarray(value, dtype=np.float64)
-
-
-def _differs(got, expected):
-    """None when the arrays agree, else 'largest difference d at index i (expected e, got g)'."""
-    if got.shape != expected.shape:
-        return f"shape {got.shape} instead of {expected.shape}"
-    if np.allclose(got, expected, atol=ATOL, rtol=RTOL):
-        return None
-    error = np.nan_to_num(np.abs(got - expected), nan=np.inf)
-    worst = np.unravel_index(np.argmax(error), error.shape)
-    where = f" at index {tuple(int(i) for i in worst)}" if got.ndim else ""
-    return (
-        f"largest difference {error[worst]:.3g}{where} (expected {expected[worst]:.5g}, "
-        f"got {got[worst]:.5g})"
-    )
+_differs = functools.partial(difference, atol=ATOL, rtol=RTOL)
 
 
 # --- 6.1: the LSTM cell's forward ---------------------------------------------------------------
 
-LSTM_HINT = (
-    "gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh, split in 4 as i, f, g, o; "
-    "c' = sigmoid(f) * c + sigmoid(i) * tanh(g); h' = sigmoid(o) * tanh(c')"
+REGRESSION_TODO = (
+    "copy the broken loop and change what makes y_train carry a graph from one epoch to the next"
 )
+TBPTT_TODO = (
+    "loop over the chunks; detach the carried state, forward, loss, zero_grad, backward, step"
+)
+CLIP_TODO = "total = sqrt of the sum of every gradient's squared entries; if it exceeds max_norm, multiply every gradient in place by max_norm / (total + 1e-6); return total"
+LSTM_HINT = "gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh, split in 4 as i, f, g, o; c' = sigmoid(f) * c + sigmoid(i) * tanh(g); h' = sigmoid(o) * tanh(c')"
 
 
 def _numpy_lstm(x, h, c, w_ih, w_hh, b_ih, b_hh, order=GATES):
@@ -94,20 +65,6 @@ def _numpy_lstm(x, h, c, w_ih, w_hh, b_ih, b_hh, order=GATES):
     return sigmoid(block["o"]) * np.tanh(c_next), c_next
 
 
-def _lstm_arrays(seed=0, batch=3, inputs=2, hidden=4):
-    rng = np.random.default_rng(seed)
-    shapes = [
-        (batch, inputs),
-        (batch, hidden),
-        (batch, hidden),
-        (4 * hidden, inputs),
-        (4 * hidden, hidden),
-        (4 * hidden,),
-        (4 * hidden,),
-    ]
-    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
-
-
 def _pair(result):
     """The learner's (h_next, c_next) as mini_autograd tensors, or Feedback."""
     if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -117,8 +74,7 @@ def _pair(result):
     for label, value in zip(("h_next", "c_next"), result):
         if not isinstance(value, ma.Tensor):
             raise Feedback(
-                f"{label} is a {type(value).__name__}, not a mini_autograd tensor: build it from "
-                "tensor operations so that backward can go through it"
+                f"{label} is a {type(value).__name__}, not a mini_autograd tensor: build it from tensor operations so that backward can go through it"
             )
     return result
 
@@ -133,90 +89,67 @@ def _forward_problem(h_got, c_got, arrays):
         h_alt, c_alt = _numpy_lstm(x, h, c, *weights, order=order)
         if order != GATES and _differs(h_got, h_alt) is None and _differs(c_got, c_alt) is None:
             shown = ", ".join(order)
-            return (
-                f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and "
-                "w_hh as i, f, g, o (input, forget, cell candidate, output)"
-            )
+            return f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and w_hh as i, f, g, o (input, forget, cell candidate, output)"
     problem = _differs(c_got, c_ref)
     if problem:
         return f"c_next differs from torch.nn.LSTMCell: {problem}. c' = sigmoid(f) * c + sigmoid(i) * tanh(g)"
-    return (
-        f"c_next is right but h_next differs from torch.nn.LSTMCell: {_differs(h_got, h_ref)}. "
-        "h' = sigmoid(o) * tanh(c') uses the NEW cell state"
-    )
+    return f"c_next is right but h_next differs from torch.nn.LSTMCell: {_differs(h_got, h_ref)}. h' = sigmoid(o) * tanh(c') uses the NEW cell state"
 
 
-@verdict
+@checker("6.1", LSTM_HINT)
 def check_lstm_step(lstm_step):
     """6.1: lstm_step(x, (h, c), w_ih, w_hh, b_ih, b_hh) against torch.nn.LSTMCell and nn.LSTM."""
+    rng, shapes = np.random.default_rng(0), [(3, 2), (3, 4), (3, 4), (16, 2), (16, 4), (16,), (16,)]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]  # x, h, c, weights
+    names = ("x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh")
+    ours = [ma.tensor(a, requires_grad=True) for a in arrays]
+    x, h, c, *weights = ours
+    h_next, c_next = _pair(call(lstm_step, x, (h, c), *weights))
+    problem = _forward_problem(as_array(h_next), as_array(c_next), arrays)
+    if problem:
+        raise Feedback(problem)
 
-    def body():
-        arrays = _lstm_arrays()
-        names = ("x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh")
-        ours = [ma.tensor(a, requires_grad=True) for a in arrays]
-        x, h, c, *weights = ours
-        h_next, c_next = _pair(_call(lstm_step, x, (h, c), *weights))
-        problem = _forward_problem(_numpy(h_next), _numpy(c_next), arrays)
-        if problem:
-            raise Feedback(problem)
-
-        # PyTorch's cell with the same weights; a loss that weighs every output differently.
-        cell = torch.nn.LSTMCell(arrays[0].shape[1], arrays[1].shape[1])
-        with torch.no_grad():
-            for p, a in zip(
-                (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), arrays[3:]
-            ):
-                p.copy_(torch.from_numpy(a))
-        tx, th, tc = (torch.tensor(a, requires_grad=True) for a in arrays[:3])
-        t_h, t_c = cell(tx, (th, tc))
-        rng = np.random.default_rng(1)
-        r_h, r_c = (rng.standard_normal(t_h.shape).astype(np.float32) for _ in range(2))
-        ((t_h * torch.from_numpy(r_h)).sum() + (t_c * torch.from_numpy(r_c)).sum()).backward()
-        try:
-            ((h_next * ma.tensor(r_h)).sum() + (c_next * ma.tensor(r_c)).sum()).backward()
-        except RuntimeError as error:
-            raise Feedback(f"backward through your step failed: {first_line(error)}") from None
-        expected = [tx.grad, th.grad, tc.grad, cell.weight_ih.grad, cell.weight_hh.grad]
-        expected += [cell.bias_ih.grad, cell.bias_hh.grad]
-        for label, mine, theirs in zip(names, ours, expected):
-            if mine.grad is None:
-                raise Feedback(
-                    f"the forward values are right, but no gradient reached `{label}`: part of "
-                    "your step was computed outside the graph (numpy, .data or detach())"
-                )
-            problem = _differs(_numpy(mine.grad), _numpy(theirs))
-            if problem:
-                raise Feedback(
-                    f"the forward values are right, but the gradient of `{label}` differs from "
-                    f"PyTorch's: {problem}"
-                )
-
-        # Unrolled over a sequence, the step must give what a whole LSTM layer gives.
-        torch.manual_seed(0)
-        t_lstm = torch.nn.LSTM(2, 4)
-        weights = [ma.tensor(p.detach().numpy(), requires_grad=True) for p in t_lstm.parameters()]
-        seq = np.random.default_rng(2).standard_normal((5, 3, 2)).astype(np.float32)
-        t_out, _ = t_lstm(torch.from_numpy(seq))
-        state, outputs = (ma.zeros(3, 4), ma.zeros(3, 4)), []
-        for x_t in ma.tensor(seq):
-            state = _pair(_call(lstm_step, x_t, state, *weights))
-            outputs.append(state[0])
-        m_out = ma.stack(outputs)
-        t_out.sum().backward()
-        m_out.sum().backward()
-        problem = _differs(_numpy(m_out), _numpy(t_out))
-        problem = problem or _differs(_numpy(weights[1].grad), _numpy(t_lstm.weight_hh_l0.grad))
-        if problem:
+    # PyTorch's cell with the same weights; a loss that weighs every output differently.
+    cell = torch.nn.LSTMCell(arrays[0].shape[1], arrays[1].shape[1])
+    with torch.no_grad():
+        for p, a in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), arrays[3:]):
+            p.copy_(torch.from_numpy(a))
+    tx, th, tc = (torch.tensor(a, requires_grad=True) for a in arrays[:3])
+    t_h, t_c = cell(tx, (th, tc))
+    rng = np.random.default_rng(1)
+    r_h, r_c = (rng.standard_normal(t_h.shape).astype(np.float32) for _ in range(2))
+    ((t_h * torch.from_numpy(r_h)).sum() + (t_c * torch.from_numpy(r_c)).sum()).backward()
+    mine = (h_next * ma.tensor(r_h)).sum() + (c_next * ma.tensor(r_c)).sum()
+    call(mine.backward, explain=lambda e: f"backward through your step failed: {describe_error(e)}")
+    expected = [tx.grad, th.grad, tc.grad, cell.weight_ih.grad, cell.weight_hh.grad]
+    expected += [cell.bias_ih.grad, cell.bias_hh.grad]
+    for label, mine, theirs in zip(names, ours, expected):
+        if mine.grad is None:
             raise Feedback(
-                "one step is right, but your step unrolled over a 5-step sequence differs from "
-                f"torch.nn.LSTM: {problem}"
+                f"the forward values are right, but no gradient reached `{label}`: part of your step was computed outside the graph (numpy, .data or detach())"
             )
-        return (
-            "matches torch.nn.LSTMCell (values and all 7 gradients) and, unrolled over 5 steps, "
-            "torch.nn.LSTM."
-        )
+        what = f"the forward values are right, but the gradient of `{label}` differs from PyTorch's"
+        compare(mine.grad, theirs, what, ATOL, RTOL, hint=False)
 
-    return run_check("6.1", LSTM_HINT, body)
+    # Unrolled over a sequence, the step must give what a whole LSTM layer gives.
+    torch.manual_seed(0)
+    t_lstm = torch.nn.LSTM(2, 4)
+    weights = [ma.tensor(p.detach().numpy(), requires_grad=True) for p in t_lstm.parameters()]
+    seq = np.random.default_rng(2).standard_normal((5, 3, 2)).astype(np.float32)
+    t_out, _ = t_lstm(torch.from_numpy(seq))
+    state, outputs = (ma.zeros(3, 4), ma.zeros(3, 4)), []
+    for x_t in ma.tensor(seq):
+        state = _pair(call(lstm_step, x_t, state, *weights))
+        outputs.append(state[0])
+    m_out = ma.stack(outputs)
+    t_out.sum().backward()
+    m_out.sum().backward()
+    problem = _differs(m_out, t_out) or _differs(weights[1].grad, t_lstm.weight_hh_l0.grad)
+    if problem:
+        raise Feedback(
+            f"one step is right, but your step unrolled over a 5-step sequence differs from torch.nn.LSTM: {problem}"
+        )
+    return "matches torch.nn.LSTMCell (values and all 7 gradients) and, unrolled over 5 steps, torch.nn.LSTM."
 
 
 # --- 6.2: the regression loop -------------------------------------------------------------------
@@ -250,116 +183,37 @@ def reference_regression(lib, x_np, noise_np, start, n_epochs=5, lr=0.1):
     return losses
 
 
-def _first_difference(got, expected, what):
-    for k, (a, b) in enumerate(zip(got, expected)):
-        if not np.isclose(a, b, atol=ATOL, rtol=RTOL):
-            return f"the loss of {what} {k} is {a:.6g}, expected {b:.6g}"
-    return None
+def _regression_error(name, error):
+    if freed_graph(error):
+        return f"with {name}, backward still goes through the freed graph: the target y is computed from x, which requires grad, so y_train links every epoch to the first one"
+    return f"with {name} your code raised {describe_error(error)}"
 
 
-def _freed_graph(error):
-    return "backward through the graph a second time" in str(error)
-
-
-def _in_place(error):
-    return "modified by an inplace operation" in str(error)
-
-
-class _RetainSpy:
-    """Sees every backward pass that keeps its graph, whatever the entry point.
-
-    mini_autograd: StepOrder watches engine.run_backward, which every entry point
-    (Tensor.backward, autograd.backward, autograd.grad) goes through. torch: Tensor.backward
-    calls torch.autograd.backward, so wrapping that and torch.autograd.grad sees them all.
-    retain_graph defaults to create_graph, in both libraries.
-    """
-
-    def __init__(self):
-        self._order = StepOrder()
-        self._torch_retained = False
-
-    @property
-    def retained(self):
-        """True once a backward pass of either library kept its graph."""
-        return self._torch_retained or self._order.kept_graph
-
-    def _torch(self, original):
-        signature = inspect.signature(original)  # backward and grad place retain_graph apart
-
-        def entry(*args, **kwargs):
-            given = signature.bind_partial(*args, **kwargs).arguments
-            retain, create = given.get("retain_graph"), given.get("create_graph", False)
-            self._torch_retained = self._torch_retained or bool(
-                create if retain is None else retain
-            )
-            return original(*args, **kwargs)
-
-        return entry
-
-    @contextlib.contextmanager
-    def watching(self):
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(self._order)
-            for name in ("backward", "grad"):
-                original = getattr(torch.autograd, name)
-                stack.enter_context(mock.patch.object(torch.autograd, name, self._torch(original)))
-            yield self
-
-
-@verdict
+@checker("6.2", REGRESSION_TODO)
 def check_regression_loop(train_regression, n_epochs=5):
     """6.2: the fixed loop trains every epoch, on both engines, without retain_graph=True."""
-
-    def body():
-        x_np, noise_np, start = regression_data()
-        expected = reference_regression(torch, x_np, noise_np, start, n_epochs)
-        note = ""
-        for lib in (ma, torch):
-            spy = _RetainSpy()
-            with spy.watching():
-                try:
-                    result = train_regression(lib, x_np.copy(), noise_np.copy(), start, n_epochs)
-                except NotImplementedError:  # a RuntimeError too: let "not done yet" through
-                    raise
-                except RuntimeError as error:
-                    if _freed_graph(error):
-                        raise Feedback(
-                            f"with {lib.__name__}, backward still goes through the freed graph: "
-                            "the target y is computed from x, which requires grad, so y_train "
-                            "links every epoch to the first one"
-                        ) from None
-                    raise Feedback(
-                        f"with {lib.__name__} your code raised RuntimeError: {first_line(error)}"
-                    ) from None
-                except Feedback:
-                    raise
-                except Exception as error:
-                    raise Feedback(
-                        f"with {lib.__name__} your code raised {describe_error(error)}"
-                    ) from None
-            losses = losses_of(result, n_epochs, per="epoch", named=f"{'epoch'} ")
-            note = note or tensor_note(result)
-            if spy.retained:
-                raise Feedback(
-                    f"with {lib.__name__} it runs, but a backward pass keeps its graph "
-                    "(retain_graph=True, in loss.backward(), autograd.backward() or "
-                    "autograd.grad(), or create_graph=True): every epoch still back-propagates "
-                    "into the graph of y, recorded once before the loop. Make the target a plain "
-                    "tensor instead (the input needs no gradient)"
-                )
-            problem = _first_difference(losses, expected, "epoch")
-            if problem:
-                raise Feedback(
-                    f"with {lib.__name__}, {problem}: keep the seed's data (y = 1 + 2 * x + "
-                    "0.3 * noise from x_np and noise_np), model, lr and order of steps"
-                )
-        return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
-
-    return run_check(
-        "6.2",
-        "copy the broken loop and change what makes y_train carry a graph from one epoch to the next",
-        body,
-    )
+    x_np, noise_np, start = regression_data()
+    expected = reference_regression(torch, x_np, noise_np, start, n_epochs)
+    note = ""
+    for lib in (ma, torch):
+        name = lib.__name__
+        with Spy() as spy:
+            args = (lib, x_np.copy(), noise_np.copy(), start, n_epochs)
+            result = call(
+                train_regression, *args, explain=functools.partial(_regression_error, name)
+            )
+        losses = losses_of(result, n_epochs, per="epoch")
+        note = note or tensor_note(result)
+        if spy.retained:
+            raise Feedback(
+                f"with {name} it runs, but a backward pass keeps its graph (retain_graph=True, in loss.backward(), autograd.backward() or autograd.grad(), or create_graph=True): every epoch still back-propagates into the graph of y, recorded once before the loop. Make the target a plain tensor instead (the input needs no gradient)"
+            )
+        problem = first_difference(losses, expected, "epoch", ATOL, RTOL)
+        if problem:
+            raise Feedback(
+                f"with {name}, {problem}: keep the seed's data (y = 1 + 2 * x + 0.3 * noise from x_np and noise_np), model, lr and order of steps"
+            )
+    return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
 
 
 # --- 6.3: truncated backpropagation through time -----------------------------------------------
@@ -383,20 +237,10 @@ def make_regressor(lib, hidden_size=4, seed=0):
             return self.head(out.view(len(seq), -1)), state
 
     torch.manual_seed(seed)
-    reference = make_regressor_torch(hidden_size)
     model = Regressor()
-    model.load_state_dict(reference.state_dict())
+    if lib is not torch:
+        model.load_state_dict(make_regressor(torch, hidden_size, seed).state_dict())
     return model
-
-
-def make_regressor_torch(hidden_size):
-    class Regressor(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lstm = torch.nn.LSTM(1, hidden_size)
-            self.head = torch.nn.Linear(hidden_size, 1)
-
-    return Regressor()
 
 
 def make_series(length=41, seed=0):
@@ -406,8 +250,9 @@ def make_series(length=41, seed=0):
     return (np.sin(t) + 0.1 * rng.standard_normal(length)).astype(np.float32)
 
 
-def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=True):
-    """Truncated BPTT done right (carry='detach'), or two wrong variants for diagnosis."""
+def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=True, clip=None):
+    """Truncated BPTT done right (carry='detach'), or two wrong variants for diagnosis; `clip`
+    (of the parameters) runs between backward and step."""
     optimizer = lib.optim.SGD(model.parameters(), lr=lr)
     state, losses = None, []
     for k in range((len(series) - 1) // window):
@@ -422,89 +267,61 @@ def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=Tru
         loss = lib.nn.functional.mse_loss(prediction, target)
         optimizer.zero_grad()
         loss.backward()
+        if clip:
+            clip(model.parameters())
         if step:
             optimizer.step()
         losses.append(loss.item())
     return losses
 
 
-@verdict
+def _tbptt_error(window, error):
+    if freed_graph(error):
+        return f"window {window}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, and assign it (state = tuple(s.detach() for s in state))"
+    if in_place_error(error):
+        return f"window {window}: the in-place error of retain_graph=True plus optimizer.step(): do not retain the old graph, detach the state instead"
+    return f"window {window}: your code raised {describe_error(error)}"
+
+
+TBPTT_VARIANTS = {  # (carry, step) of reference_tbptt: what its losses mean
+    (
+        "reinit",
+        True,
+    ): "you start every chunk from zeros; TBPTT carries the state's values over (detached) from one chunk to the next",
+    (
+        "detach",
+        False,
+    ): "the losses are those of a model that never learns: call optimizer.step() after each backward",
+}
+
+
+@checker("6.3", TBPTT_TODO)
 def check_tbptt(train_tbptt, windows=(5, 8)):
     """6.3: losses per chunk as PyTorch computes them, for each window."""
-
-    def body():
-        series = make_series()
-        notes = ""
-        for window in windows:
-            n = (len(series) - 1) // window
-            expected = reference_tbptt(torch, make_regressor(torch), series, window)
-            model = make_regressor(ma)
-            try:
-                with StepOrder() as order, counting_data_reads() as data:
-                    result = train_tbptt(ma, model, series.copy(), window)
-            except NotImplementedError:  # a RuntimeError too: let "not done yet" through
-                raise
-            except RuntimeError as error:
-                if _freed_graph(error):
-                    raise Feedback(
-                        f"window {window}: the second chunk's backward reaches into the first "
-                        "chunk's freed graph: carry the state over detached, and assign it "
-                        "(state = tuple(s.detach() for s in state))"
-                    ) from None
-                if _in_place(error):
-                    raise Feedback(
-                        f"window {window}: the in-place error of retain_graph=True plus "
-                        "optimizer.step(): do not retain the old graph, detach the state instead"
-                    ) from None
-                raise Feedback(
-                    f"window {window}: your code raised RuntimeError: {first_line(error)}"
-                ) from None
-            except Feedback:
-                raise
-            except Exception as error:
-                raise Feedback(
-                    f"window {window}: your code raised {describe_error(error)}"
-                ) from None
-            losses = losses_of(result, n, per="chunk", named=f"{'chunk'} ")
-            problem = _first_difference(losses, expected, "chunk")
-            if problem is None:
-                notes = notes or tensor_note(result) + data_note(data.reads)
-                continue
-            zero_grad = zero_grad_problem(order.events)
-            if zero_grad:
-                raise Feedback(f"window {window}: {problem}: {zero_grad}")
-            for carry, step, advice in (
-                (
-                    "reinit",
-                    True,
-                    "you start every chunk from zeros; TBPTT carries the state's "
-                    "values over (detached) from one chunk to the next",
-                ),
-                (
-                    "detach",
-                    False,
-                    "the losses are those of a model that never learns: call "
-                    "optimizer.step() after each backward",
-                ),
-            ):
-                other = reference_tbptt(
-                    torch, make_regressor(torch), series, window, carry=carry, step=step
-                )
-                if _first_difference(losses, other, "chunk") is None:
-                    raise Feedback(f"window {window}: {advice}")
-            raise Feedback(
-                f"window {window}: {problem}. Chunk k reads series[k*window:(k+1)*window] and "
-                "predicts series[k*window+1:(k+1)*window+1]"
-            )
-        return (
-            f"the losses of every chunk match PyTorch's for windows {', '.join(map(str, windows))}."
-            + notes
+    series, notes = make_series(), ""
+    for window in windows:
+        expected = reference_tbptt(torch, make_regressor(torch), series, window)
+        with Spy() as order:
+            args = (ma, make_regressor(ma), series.copy(), window)
+            result = call(train_tbptt, *args, explain=functools.partial(_tbptt_error, window))
+        losses = losses_of(result, (len(series) - 1) // window, per="chunk")
+        problem = first_difference(losses, expected, "chunk", ATOL, RTOL)
+        if problem is None:
+            notes = notes or tensor_note(result) + data_note(order.data_reads)
+            continue
+        zero_grad = zero_grad_problem(order.events)
+        if zero_grad:
+            raise Feedback(f"window {window}: {problem}: {zero_grad}")
+        for (carry, step), advice in TBPTT_VARIANTS.items():
+            other = reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step)
+            if first_difference(losses, other, "chunk", ATOL, RTOL) is None:
+                raise Feedback(f"window {window}: {advice}")
+        raise Feedback(
+            f"window {window}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
         )
-
-    return run_check(
-        "6.3",
-        "loop over the chunks; detach the carried state, forward, loss, zero_grad, backward, step",
-        body,
+    return (
+        f"the losses of every chunk match PyTorch's for windows {', '.join(map(str, windows))}."
+        + notes
     )
 
 
@@ -526,17 +343,12 @@ def _twin_grads(seed, scale):
     return ours, theirs
 
 
-def _clip_call(clip_grad_norm, parameters, max_norm):
-    """The learner's clip on `parameters`; a stumble on a None gradient is explained."""
-    try:
-        return _call(clip_grad_norm, parameters, max_norm)
-    except Feedback as feedback:
-        if "NoneType" in str(feedback):
-            raise Feedback(
-                f"{feedback}: a parameter whose .grad is None (it took no part in the loss) "
-                "must be skipped, as clip_grad_norm_ does (if p.grad is not None)"
-            ) from None
-        raise
+def _explain_clip(error):
+    """The learner's error in words; a stumble on a None gradient is explained."""
+    words = f"your code raised {describe_error(error)}"
+    if "NoneType" not in words:
+        return words
+    return f"{words}: a parameter whose .grad is None (it took no part in the loss) must be skipped, as clip_grad_norm_ does (if p.grad is not None)"
 
 
 def _clips_a_list(clip_grad_norm, scale, max_norm):
@@ -547,115 +359,67 @@ def _clips_a_list(clip_grad_norm, scale, max_norm):
     except Exception:  # noqa: BLE001 (only a diagnosis: any failure means "no")
         return False
     torch.nn.utils.clip_grad_norm_(theirs, max_norm)
-    return all(
-        (p.grad is None) == (q.grad is None)
-        and (p.grad is None or _differs(_numpy(p.grad), _numpy(q.grad)) is None)
-        for p, q in zip(ours, theirs)
-    )
-
-
-GENERATOR_ADVICE = (
-    "given a generator (model.parameters() is one), your function changes nothing, though it "
-    "works on a list: it goes through `parameters` twice, and a generator is empty the second "
-    "time. Turn it into a list first: parameters = list(parameters)"
-)
+    return all(_differs(p.grad, q.grad) is None for p, q in zip(ours, theirs))
 
 
 def _clip_case(clip_grad_norm, scale, max_norm):
     ours, theirs = _twin_grads(0, scale)
     grad_objects = [p.grad for p in ours]
-    norm_before = np.sqrt(sum((_numpy(g) ** 2).sum() for g in grad_objects if g is not None))
-    returned = _clip_call(clip_grad_norm, (p for p in ours), max_norm)  # a generator, as in use
+    norm_before = np.sqrt(sum((as_array(g) ** 2).sum() for g in grad_objects if g is not None))
+    generator = (p for p in ours)  # as in use
+    returned = call(clip_grad_norm, generator, max_norm, explain=_explain_clip)
     expected = float(torch.nn.utils.clip_grad_norm_(theirs, max_norm))
     if returned is None:
         raise Feedback("return the total norm of the gradients (before clipping)")
-    try:
-        returned = float(returned.item() if hasattr(returned, "item") else returned)
-    except (TypeError, ValueError):
-        raise Feedback(
-            f"return the total norm as a number, not {type(returned).__name__}"
-        ) from None
+    returned = number(returned, "the total norm")
     for p, q in zip(ours, theirs):
-        if p.grad is None and q.grad is None:
+        if _differs(p.grad, q.grad) is None:
             continue
         if q.grad is None:
             raise Feedback(
-                "a parameter whose .grad was None now has a gradient: skip the parameters "
-                "without one (if p.grad is not None) and leave them as they are"
+                "a parameter whose .grad was None now has a gradient: skip the parameters without one (if p.grad is not None) and leave them as they are"
             )
-        if p.grad is not None and _differs(_numpy(p.grad), _numpy(q.grad)) is None:
-            continue
         if _clips_a_list(clip_grad_norm, scale, max_norm):
-            raise Feedback(GENERATOR_ADVICE)
-        got = [float(np.linalg.norm(_numpy(p.grad))) for p in ours if p.grad is not None]
+            raise Feedback(
+                "given a generator (model.parameters() is one), your function changes nothing, though it works on a list: it goes through `parameters` twice, and a generator is empty the second time. Turn it into a list first: parameters = list(parameters)"
+            )
+        got = [float(np.linalg.norm(as_array(p.grad))) for p in ours if p.grad is not None]
         if max_norm >= expected:
             raise Feedback(
-                f"the gradients' joint norm {expected:.4g} is already below max_norm={max_norm}, "
-                "so they must stay unchanged; yours were changed"
+                f"the gradients' joint norm {expected:.4g} is already below max_norm={max_norm}, so they must stay unchanged; yours were changed"
             )
         if all(np.isclose(g, max_norm, rtol=1e-3) for g in got):
             raise Feedback(
-                "each gradient was clipped on its own; clip_grad_norm_ computes ONE norm over all "
-                "gradients together and scales them all by the same factor"
+                "each gradient was clipped on its own; clip_grad_norm_ computes ONE norm over all gradients together and scales them all by the same factor"
             )
-        problem = _differs(_numpy(p.grad), _numpy(q.grad))
+        problem = _differs(p.grad, q.grad)
         raise Feedback(
-            f"the clipped gradients differ from torch.nn.utils.clip_grad_norm_'s: {problem}. "
-            "Scale every gradient by max_norm / (total_norm + 1e-6) when that is below 1"
+            f"the clipped gradients differ from torch.nn.utils.clip_grad_norm_'s: {problem}. Scale every gradient by max_norm / (total_norm + 1e-6) when that is below 1"
         )
     if not np.isclose(returned, expected, rtol=1e-5):
-        after = np.sqrt(sum((_numpy(p.grad) ** 2).sum() for p in ours if p.grad is not None))
+        after = np.sqrt(sum((as_array(p.grad) ** 2).sum() for p in ours if p.grad is not None))
         if np.isclose(returned, after, rtol=1e-5) and not np.isclose(after, norm_before):
             raise Feedback("you returned the norm after clipping; return the norm before it")
         raise Feedback(f"the returned norm is {returned:.6g}, expected {expected:.6g}")
     if any(p.grad is not g for p, g in zip(ours, grad_objects)):
         raise Feedback(
-            "the values are right, but you replaced .grad with new tensors: clip_grad_norm_ "
-            "scales the existing gradients in place (p.grad.mul_(factor))"
+            "the values are right, but you replaced .grad with new tensors: clip_grad_norm_ scales the existing gradients in place (p.grad.mul_(factor))"
         )
 
 
-def _clipped_training(lib, clip, max_norm=0.5, n_chunks=4, window=5):
-    """A few chunks of TBPTT with clipping between backward and step; returns the losses."""
-    model = make_regressor(lib)
-    optimizer = lib.optim.SGD(model.parameters(), lr=0.5)
-    series, state, losses = make_series(), None, []
-    for k in range(n_chunks):
-        seq = lib.tensor(series[k * window : (k + 1) * window])
-        target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
-        if state is not None:
-            state = tuple(s.detach() for s in state)
-        prediction, state = model(seq, state)
-        loss = lib.nn.functional.mse_loss(prediction, target)
-        optimizer.zero_grad()
-        loss.backward()
-        clip(model.parameters(), max_norm)
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-
-
-@verdict
+@checker("6.4", CLIP_TODO)
 def check_clip_grad_norm(clip_grad_norm):
     """6.4: clip_grad_norm(parameters, max_norm) against torch.nn.utils.clip_grad_norm_."""
-
-    def body():
-        _clip_case(clip_grad_norm, scale=3.0, max_norm=1.0)  # clipped
-        _clip_case(clip_grad_norm, scale=0.01, max_norm=1.0)  # left alone
-        expected = _clipped_training(torch, torch.nn.utils.clip_grad_norm_)
-        with mock.patch.object(ma_utils, "clip_grad_norm_", clip_grad_norm):
-            got = _call(_clipped_training, ma, lambda ps, m: ma_utils.clip_grad_norm_(ps, m))
-        problem = _first_difference(got, expected, "chunk")
-        if problem:
-            raise Feedback(f"in a training loop with clipping, {problem}")
-        return (
-            "matches torch.nn.utils.clip_grad_norm_ (clipped and unclipped cases, in place) "
-            "and trains an LSTM with the same losses."
-        )
-
-    return run_check(
-        "6.4",
-        "total = sqrt of the sum of every gradient's squared entries; if it exceeds max_norm, "
-        "multiply every gradient in place by max_norm / (total + 1e-6); return total",
-        body,
-    )
+    _clip_case(clip_grad_norm, scale=3.0, max_norm=1.0)  # clipped
+    _clip_case(clip_grad_norm, scale=0.01, max_norm=1.0)  # left alone
+    # A few chunks of TBPTT with clipping, inside the library: clip_grad_norm_ is the learner's.
+    series, clip = make_series()[:21], lambda ps: ma_utils.clip_grad_norm_(ps, 0.5)  # 4 chunks
+    clip_torch = lambda ps: torch.nn.utils.clip_grad_norm_(ps, 0.5)  # noqa: E731
+    expected = reference_tbptt(torch, make_regressor(torch), series, 5, 0.5, clip=clip_torch)
+    with mock.patch.object(ma_utils, "clip_grad_norm_", clip_grad_norm):
+        args = (ma, make_regressor(ma), series, 5, 0.5, "detach", True, clip)
+        got = call(reference_tbptt, *args, explain=_explain_clip)
+    problem = first_difference(got, expected, "chunk", ATOL, RTOL)
+    if problem:
+        raise Feedback(f"in a training loop with clipping, {problem}")
+    return "matches torch.nn.utils.clip_grad_norm_ (clipped and unclipped cases, in place) and trains an LSTM with the same losses."

@@ -173,7 +173,9 @@ def test_one_backward_explains_wrong_answers(capsys, answer, words):
 
 
 def make_train(retain, carry, detach_where="update"):
-    """Variants of the running-mean loop: the leak, half-fixes and the fix."""
+    """Variants of the running-mean loop: the leak, half-fixes and the fix. detach_where="use"
+    detaches the running mean only where the loss uses it: the saved bytes stay flat and the
+    weights are right, but the running mean itself keeps growing a graph, step after step."""
 
     def train(lib, data, ledger):
         w1 = lib.tensor(data.w1.copy(), requires_grad=True)
@@ -184,7 +186,8 @@ def make_train(retain, carry, detach_where="update"):
                 features = (lib.tensor(x_np) @ w1).tanh()
                 if detach_where == "before-use":  # a different model: uses this step's mean
                     running_mean = 0.9 * running_mean + 0.1 * features.mean(0)
-                loss = ((features - running_mean) @ w2 - lib.tensor(y_np)).pow(2).mean()
+                used = running_mean.detach() if detach_where == "use" else running_mean
+                loss = ((features - used) @ w2 - lib.tensor(y_np)).pow(2).mean()
                 ledger.record(loss)
                 w1.grad = w2.grad = None
                 loss.backward(retain_graph=retain)
@@ -213,6 +216,12 @@ def test_fixed_loop_accepts_the_reference(capsys):
     assert ok, line
 
 
+def test_fixed_loop_names_the_graph_that_grows(capsys):
+    ok, line = run(capsys, check_fixed_loop, make_train(False, True, detach_where="use"))
+    assert not ok and "detach it where it is updated" in line, line
+    assert "at step 2, " in line and "at step 20)" in line, line
+
+
 def test_fixed_loop_stub_is_not_done(capsys):
     ok, line = run(capsys, check_fixed_loop, not_done)
     assert not ok and line.startswith("Exercise 4.4: not done yet — ")
@@ -226,8 +235,12 @@ def test_fixed_loop_stub_is_not_done(capsys):
         (make_train(retain=True, carry=False), "retain_graph=True"),
         (make_train(retain=False, carry=False, detach_where="before-use"), "final w"),
         (lambda lib, data, ledger: None, "return (w1, w2)"),
+        (
+            make_train(retain=False, carry=True, detach_where="use"),
+            "`running_mean` still carries the graph of every earlier step",
+        ),
     ],
-    ids=["leak", "carry", "retain-only", "other-model", "no-return"],
+    ids=["leak", "carry", "retain-only", "other-model", "no-return", "detached-where-used"],
 )
 def test_fixed_loop_explains_wrong_answers(capsys, answer, words):
     ok, line = run(capsys, check_fixed_loop, answer)

@@ -323,13 +323,12 @@ def test_the_retain_spy_reads_torch_autograd_grad_arguments_by_name():
     """grad's third positional argument is grad_outputs, not retain_graph (backward's is)."""
     import torch
 
-    from course.checks_06 import _RetainSpy
+    from course.check import Spy
 
     x = torch.ones(2, requires_grad=True)
-    spy = _RetainSpy()
-    with spy.watching():
+    with Spy() as spy:
         torch.autograd.grad((x * x).sum(), x, torch.tensor(1.0))
     assert not spy.retained
-    with spy.watching():
+    with Spy() as spy:
         torch.autograd.grad((x * x).sum(), x, None, True)
     assert spy.retained
