@@ -182,9 +182,12 @@ def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
                 f"{len(row['survived']):>7} {share:>7.1f}%"
             )
     caught = sum(r["caught"] for r in table.values())
-    real = caught + sum(len(r["survived"]) for r in table.values())
+    equivalent = sum(len(r["equivalent"]) for r in table.values())
+    survived = sum(len(r["survived"]) for r in table.values())
+    share = 100 * caught / max(caught + survived, 1)
     show(
-        f"all    {real:>7} {caught:>6}  non-equivalent mutants caught: {100 * caught / max(real, 1):.1f}%"
+        f"{'all':<6} {caught + equivalent + survived:>7} {caught:>6} {equivalent:>6} "
+        f"{survived:>7} {share:>7.1f}%  (caught % counts the non-equivalent mutants)"
     )
     return table
 
