@@ -19,7 +19,6 @@ import argparse
 import ast
 import copy
 import itertools
-import re
 import signal
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from course import engine_file, track
+from course.build_exercises import BEGIN, END
 from course.mutants_equivalent import EQUIVALENT
 
 SWAPPED_OPERATORS = (ast.Sub, ast.Div, ast.MatMult)
@@ -43,10 +43,10 @@ def regions(source: str) -> dict[str, list[tuple[int, int]]]:
     found: dict[str, list[tuple[int, int]]] = {}
     start = None
     for number, line in enumerate(source.splitlines(), start=1):
-        begin = re.match(r"\s*### BEGIN SOLUTION (\d+\.\d+)", line)
+        begin = BEGIN.match(line)
         if begin:
-            start = (begin[1], number)
-        elif "### END SOLUTION" in line and start:
+            start = (begin["id"], number)
+        elif END.match(line) and start:
             found.setdefault(start[0], []).append((start[1], number))
             start = None
     return found
@@ -162,6 +162,7 @@ def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
     tasks = [t for t in track._tasks() if not ids or t.id in ids]
     table = {}
     show(f"{'piece':<6} {'mutants':>7} {'caught':>6} {'equiv.':>6} {'survive':>7} {'caught %':>8}")
+    totals = {"caught": 0, "equivalent": [], "survived": []}
     with tempfile.TemporaryDirectory() as folder:
         for task in tasks:
             row = {"caught": 0, "equivalent": [], "survived": []}
@@ -174,22 +175,22 @@ def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
                 else:
                     row["survived"].append(description)
             table[task.id] = row
-            real = row["caught"] + len(row["survived"])
-            share = 100 * row["caught"] / real if real else 100
-            total = real + len(row["equivalent"])
-            show(
-                f"{task.id:<6} {total:>7} {row['caught']:>6} {len(row['equivalent']):>6} "
-                f"{len(row['survived']):>7} {share:>7.1f}%"
-            )
-    caught = sum(r["caught"] for r in table.values())
-    equivalent = sum(len(r["equivalent"]) for r in table.values())
-    survived = sum(len(r["survived"]) for r in table.values())
-    share = 100 * caught / max(caught + survived, 1)
-    show(
-        f"{'all':<6} {caught + equivalent + survived:>7} {caught:>6} {equivalent:>6} "
-        f"{survived:>7} {share:>7.1f}%  (caught % counts the non-equivalent mutants)"
-    )
+            show(_row(task.id, row))
+            totals["caught"] += row["caught"]
+            totals["equivalent"] += row["equivalent"]
+            totals["survived"] += row["survived"]
+    show(_row("all", totals) + "  (caught % counts the non-equivalent mutants)")
     return table
+
+
+def _row(label: str, row: dict) -> str:
+    """One line of the table: mutants, caught, equivalent, surviving, and the caught share."""
+    caught, equivalent, survived = row["caught"], len(row["equivalent"]), len(row["survived"])
+    share = 100 * caught / (caught + survived) if caught + survived else 100
+    return (
+        f"{label:<6} {caught + equivalent + survived:>7} {caught:>6} {equivalent:>6} "
+        f"{survived:>7} {share:>7.1f}%"
+    )
 
 
 def _equivalent(exercise: str, description: str) -> bool:

@@ -327,9 +327,8 @@ def run(task: Task, path: Path, results: dict | None = None) -> tuple[str, str]:
     key = (task.id, False)
     if key not in results:
         status, message = _run(task, path)
-        results[("first", task.id)] = message.split(" Hint:")[0]
         if status == "wrong":
-            status, message = _blame(task, path, results) or (status, message)
+            status, message = _blame(task, path, results, message) or (status, message)
         results[key] = ("wrong" if status == "unloadable" else status, message)
     return results[key]
 
@@ -341,7 +340,7 @@ def _isolated(task: Task, path: Path, results: dict) -> tuple[str, str]:
     return results[key]
 
 
-def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
+def _blame(task: Task, path: Path, results: dict, first: str) -> tuple[str, str] | None:
     """The message for a task that fails only together with the learner's other pieces.
 
     Each of the learner's other pieces is swapped in turn for the course's answer; the one
@@ -354,7 +353,6 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
     written = set(engine_file.exercise_functions().values()) - set(
         engine_file.stubs(source).values()
     )
-    first = results.get(("first", task.id), "")
     for other in _tasks():
         if other.id in written and other.id != task.id:
             if _run(task, path, answered={other.id})[0] == "done":
@@ -365,7 +363,7 @@ def _blame(task: Task, path: Path, results: dict) -> tuple[str, str] | None:
                     f"your piece is right on its own, but your Exercise {other.id} ({other.where}) "
                     "makes these programs differ from PyTorch's"
                     + (" (its own check says so too)" if own else ", though its own check passes")
-                    + f": fix Exercise {other.id} first. What differs: {first}",
+                    + f": fix Exercise {other.id} first. What differs: {first.split(' Hint:')[0]}",
                 )
     return None
 
