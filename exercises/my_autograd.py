@@ -412,10 +412,6 @@ class SavedTensor:
         """Raise PyTorch's error when the tensor was modified in place after it was saved."""
         raise NotImplementedError("Exercise 3.5: the version check")
 
-    def unpack(self, node):
-        """The saved tensor, after checking that it was not freed or modified in place."""
-        raise NotImplementedError("Exercise 4.1: reading a saved tensor back")
-
 
 _hook_stack = []  # the active (pack, unpack) pairs of saved_tensors_hooks, innermost last
 
@@ -441,6 +437,11 @@ def _in_place(self, other, numpy_op, node_class=None):
 
 
 # === Chapter 04: freeing the graph, retain_graph ================================================
+
+
+def unpack(self, node):
+    """SavedTensor.unpack: the saved tensor, after checking that it was not freed or changed."""
+    raise NotImplementedError("Exercise 4.1: reading a saved tensor back")
 
 
 def saved(self, name):
@@ -684,4 +685,4 @@ for _name, _function in {
 }.items():  # fmt: skip
     setattr(Tensor, _name, _function)
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__ = Tensor.add_, Tensor.sub_, Tensor.mul_
-Node.needs_input_grad, Node.saved = needs_input_grad, saved
+Node.needs_input_grad, Node.saved, SavedTensor.unpack = needs_input_grad, saved, unpack

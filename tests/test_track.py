@@ -252,7 +252,7 @@ MISTAKES = {
     ),
     "4.1 its own words for the freed error": (
         "4.1",
-        [("            raise RuntimeError(FREED_MESSAGE)", '            raise RuntimeError("this graph was already freed")')],
+        [("        raise RuntimeError(FREED_MESSAGE)", '        raise RuntimeError("this graph was already freed")')],
         "the error's text differs from character 0",
     ),
     "4.5 retain_graph defaults to False": (

@@ -587,17 +587,6 @@ class SavedTensor:
             raise modified_error(self.value, producer, self.version_counter[0], self.version)
         ### END SOLUTION
 
-    def unpack(self, node):
-        """The saved tensor, after checking that it was not freed or modified in place."""
-        ### BEGIN SOLUTION 4.1: reading a saved tensor back
-        if self.freed:
-            raise RuntimeError(FREED_MESSAGE)
-        if self.unpack_hook is not None:
-            return self.unpack_hook(self.value)
-        self.check_version(node)
-        return self.value
-        ### END SOLUTION
-
 
 _hook_stack = []  # the active (pack, unpack) pairs of saved_tensors_hooks, innermost last
 
@@ -639,6 +628,18 @@ def _in_place(self, other, numpy_op, node_class=None):
 
 
 # === Chapter 04: freeing the graph, retain_graph ================================================
+
+
+def unpack(self, node):
+    """SavedTensor.unpack: the saved tensor, after checking that it was not freed or changed."""
+    ### BEGIN SOLUTION 4.1: reading a saved tensor back
+    if self.freed:
+        raise RuntimeError(FREED_MESSAGE)
+    if self.unpack_hook is not None:
+        return self.unpack_hook(self.value)
+    self.check_version(node)
+    return self.value
+    ### END SOLUTION
 
 
 def saved(self, name):
@@ -981,4 +982,4 @@ for _name, _function in {
 }.items():  # fmt: skip
     setattr(Tensor, _name, _function)
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__ = Tensor.add_, Tensor.sub_, Tensor.mul_
-Node.needs_input_grad, Node.saved = needs_input_grad, saved
+Node.needs_input_grad, Node.saved, SavedTensor.unpack = needs_input_grad, saved, unpack
