@@ -128,9 +128,11 @@ def _rebind(module: types.ModuleType, old, new) -> None:
                 setattr(owner, key, new)
             elif isinstance(value, staticmethod) and value.__func__ is old:
                 setattr(owner, key, staticmethod(new))
-            elif isinstance(value, type) and value.__module__ == module.__name__:
-                if value not in seen:
-                    seen.add(value)
+            elif isinstance(value, types.SimpleNamespace) or (
+                isinstance(value, type) and value.__module__ == module.__name__
+            ):
+                if id(value) not in seen:
+                    seen.add(id(value))
                     fix(value)
 
     fix(module)

@@ -39,6 +39,7 @@ numpy only, with PyTorch's names. Every operation has one output: an edge's inpu
 import heapq  # noqa: F401 (the run loop's queue of ready nodes)
 import itertools
 import sys  # noqa: F401 (the accumulator's sequence number)
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -73,8 +74,7 @@ def modified_error(tensor, producer, version, expected):
     )
 
 
-class _GradMode:
-    enabled = True  # False inside `no_grad`: operations then record nothing
+_GradMode = SimpleNamespace(enabled=True)  # False inside `no_grad`: operations then record nothing
 
 
 def is_grad_enabled():
@@ -307,16 +307,8 @@ class _SetGradMode:
         ### END SOLUTION
 
 
-class no_grad(_SetGradMode):
-    """Inside `with no_grad():` no operation records a node."""
-
-    mode = False
-
-
-class enable_grad(_SetGradMode):
-    """Inside `with enable_grad():` operations record again (even within no_grad)."""
-
-    mode = True
+no_grad = type("no_grad", (_SetGradMode,), {"mode": False, "__doc__": "Inside, nothing records."})
+enable_grad = type("enable_grad", (_SetGradMode,), {"mode": True, "__doc__": "Inside, ops record."})
 
 
 # === Chapter 02: backward formulas and the engine ===============================================
@@ -795,14 +787,9 @@ def _nodes_leading_to(root_edges, targets):
     ### END SOLUTION
 
 
-class autograd:
-    """The `torch.autograd` names: `autograd.grad`, `autograd.backward`, `autograd.graph`."""
-
-    grad = staticmethod(grad)
-    backward = staticmethod(backward)
-
-    class graph:
-        saved_tensors_hooks = saved_tensors_hooks
+# The `torch.autograd` names: autograd.grad, autograd.backward, autograd.graph.saved_tensors_hooks
+autograd = SimpleNamespace(grad=grad, backward=backward,
+                           graph=SimpleNamespace(saved_tensors_hooks=saved_tensors_hooks))  # fmt: skip
 
 
 # === Chapter 06: a recurrent cell ===============================================================
@@ -835,11 +822,7 @@ def cross_entropy(input, target):
     ### END SOLUTION
 
 
-class nn:
-    """The `torch.nn.functional` names this engine has."""
-
-    class functional:
-        cross_entropy = staticmethod(cross_entropy)
+nn = SimpleNamespace(functional=SimpleNamespace(cross_entropy=cross_entropy))  # torch.nn's names
 
 
 # === Given: the operations (numpy forward, then _record), bound as Tensor's methods =============
@@ -847,10 +830,6 @@ class nn:
 
 def _requires(value):
     return isinstance(value, Tensor) and value.requires_grad
-
-
-def _shape(value):
-    return value.shape if isinstance(value, Tensor) else ()
 
 
 def _array(value):
@@ -863,7 +842,7 @@ def _as_tensor(value, dtype):
 
 def _broadcast(self, other, numpy_op):
     """(numpy_op of both arrays, both shapes), with PyTorch's error for shapes that do not match."""
-    sa, sb = _shape(self), _shape(other)
+    sa, sb = np.shape(_array(self)), np.shape(_array(other))
     for i in range(1, min(len(sa), len(sb)) + 1):
         if sa[-i] != sb[-i] and 1 not in (sa[-i], sb[-i]):
             raise RuntimeError(
