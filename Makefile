@@ -30,8 +30,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[course,dev]"
 	touch $(STAMP)
 
+# The pre-save hook keeps the Python version JupyterLab copies from the kernel out of the
+# notebooks, so opening and closing one changes nothing on disk (tests/test_lab_opens_unchanged.py).
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. --LabApp.app_settings_dir=course/lab_settings \
+		--ContentsManager.pre_save_hook=course.lab_settings.save_hook.keep_language_info \
 		--LabApp.default_url=/lab/tree/notebooks/00_welcome.ipynb $(LAB_ARGS)
 
 test: $(STAMP) lint

@@ -20,9 +20,34 @@ ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS])
 def test_notebook_is_stored_normalised(path):
     text = path.read_text("utf-8")
-    assert dumps(normalise(nbformat.reads(text, as_version=4))) == text, (
-        f"{path.name}: re-execute with `make notebooks` (or `make exercises`)"
+    nb = nbformat.reads(text, as_version=4)
+    normalised = dumps(normalise(nb))
+    assert normalised == text, f"{path.relative_to(ROOT)} is not stored normalised: " + _fix(
+        path, text, normalised
     )
+
+
+def _fix(path: Path, text: str, normalised: str) -> str:
+    """The fastest true fix for a notebook that is not stored normalised."""
+    rel = path.relative_to(ROOT)
+    if _without_metadata(text) == _without_metadata(normalised):
+        return (
+            "only its metadata differs (a front end added what the kernel reports, such as the "
+            "Python version); `make lab` keeps it out. Undo it with `git restore "
+            f"{rel}` if you changed nothing else, or keep your changes and run "
+            f"`.venv/bin/python -m course.execute --normalise-only {rel}` (no execution)"
+        )
+    return (
+        f"run `.venv/bin/python -m course.execute --normalise-only {rel}` (no execution: cell "
+        "ids, execution counts, cell metadata), or re-execute it with `make notebooks` "
+        "(or `make exercises` for solutions/) if its outputs should change too"
+    )
+
+
+def _without_metadata(text: str) -> nbformat.NotebookNode:
+    nb = nbformat.reads(text, as_version=4)
+    nb.metadata = {}
+    return nb
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS])
