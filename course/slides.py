@@ -62,6 +62,13 @@ MOST_LINES = int((BUDGET - CELL_PAD - INPUT_PAD) / CODE_LINE)  # lines of code o
 DETAILS = re.compile(r"<details>\s*<summary>(.*?)</summary>.*?</details>", re.DOTALL)
 ITEM = re.compile(r"^\s*(?:[*+-]|\d+\.) ", re.MULTILINE)
 MARKUP = re.compile(r"\*\*|`|\$|\\[a-zA-Z]+|[{}]")  # not drawn as characters of their own
+# nbconvert's reveal template adds, for ?print-pdf, a stylesheet link with no href (the sheet of
+# reveal.js 3); reveal.js 4 and later print from reveal.css alone, so the script goes.
+PRINT_PDF_SCRIPT = re.compile(
+    r"<!-- If the query includes 'print-pdf'.*?-->\s*<script>\s*if\( window\.location\.search"
+    r"\.match\( /print-pdf/gi \) \) \{.*?</script>\s*",
+    re.DOTALL,
+)
 
 
 @dataclass(frozen=True)
@@ -175,9 +182,9 @@ def output_parts(output: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     return [nbformat.from_dict({**output, "text": text}) for text in parts]
 
 
-def markdown_parts(source: str) -> list[str]:
-    """``source`` cut at blank lines into parts that fit a slide, never inside a <details>, a
-    fenced code block or display math."""
+def whole_blocks(source: str) -> list[str]:
+    """``source`` cut at blank lines, never inside a <details>, a fenced code block or display
+    math."""
     blocks = []
     for block in re.split(r"\n\s*\n", source.strip()):
         text = blocks[-1] if blocks else ""
@@ -189,6 +196,12 @@ def markdown_parts(source: str) -> list[str]:
             blocks[-1] += "\n\n" + block
         else:
             blocks.append(block)
+    return blocks
+
+
+def markdown_parts(source: str) -> list[str]:
+    """``source`` cut at blank lines into parts that fit a slide (see ``whole_blocks``)."""
+    blocks = whole_blocks(source)
     parts = blocks[:1]
     for block in blocks[1:]:
         if markdown_height(f"{parts[-1]}\n\n{block}") > BUDGET:
@@ -245,10 +258,34 @@ def pieces(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     return result
 
 
+def lead_in(cell: nbformat.NotebookNode) -> str | None:
+    """The last paragraph of a markdown cell when it introduces what follows (ends with ":")."""
+    if cell.cell_type != "markdown":
+        return None
+    blocks = whole_blocks(cell.source)
+    last = blocks[-1] if blocks else ""
+    kind = markdown_blocks(last)[0][0] if last else None
+    return last if kind == "p" and last.rstrip().endswith(":") else None
+
+
+def holds_more_than(slide: list, lead: str) -> bool:
+    """Whether the cells of ``slide`` show something besides headings and the paragraph ``lead``."""
+    for cell, _ in slide:
+        if cell.cell_type != "markdown":
+            return True
+        blocks = [block for block in whole_blocks(cell.source) if block != lead]
+        if any(not re.match(r"#{1,6} ", block) for block in blocks):
+            return True
+    return False
+
+
 def paginate(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of ``nb`` whose every slide fits the frame: each cell in ``pieces``, and a new
     subslide before a piece that would pass BUDGET. When that piece is code, the markdown just
-    before it goes along, or, if that markdown opens the slide, the code's outputs go alone."""
+    before it goes along, or, if that markdown opens the slide, the code's outputs go alone.
+    A paragraph that introduces the code (it ends with ":") never ends a slide without it: it
+    goes to the code's subslide, cut from its cell if need be, or, where it is all its slide
+    shows besides headings, the code's source stays with it (zoomed as a last resort)."""
     nb, cells, slide = copy.deepcopy(nb), [], []  # slide: (cell, height) of the current slide
     for cell in nb.cells:
         if slide_type(cell) in HIDDEN:
@@ -261,6 +298,7 @@ def paginate(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             code = piece.cell_type == "code"
             lead = slide[-1] if len(slide) > 1 and slide[-1][0].cell_type == "markdown" else None
             source = with_source(piece, piece.source) if code and source_shown(piece) else None
+            intro = lead_in(slide[-1][0]) if code and slide else None
             if slide_type(piece) in ("slide", "subslide"):
                 slide = []
             elif height <= room:
@@ -271,7 +309,23 @@ def paginate(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             elif source and piece.outputs and cell_height(source) <= room:  # outputs move alone
                 work.insert(0, outputs_only(piece, piece.outputs, f"{piece.id}-output"))
                 piece, height = source, cell_height(source)
-            else:
+            elif intro and holds_more_than(slide, intro):  # the introduction moves, then the code
+                last = slide.pop()[0]
+                if last.source.strip() != intro:
+                    rest = last.source.strip()[: -len(intro)].rstrip()
+                    slide.append((last, markdown_height(rest)))
+                    last.source = rest
+                    last = with_source(last, intro)
+                    last.id = f"{last.id}-intro"
+                    cells.append(last)
+                set_type(last, "subslide")
+                slide = [(last, markdown_height(intro))]
+                work.insert(0, piece)
+                continue
+            elif intro and source and piece.outputs:  # the source stays with its introduction
+                work.insert(0, outputs_only(piece, piece.outputs, f"{piece.id}-output"))
+                piece, height = source, cell_height(source)
+            elif not intro:
                 set_type(piece, "subslide")
                 slide = []
             slide.append((piece, height))
@@ -330,6 +384,7 @@ def build(out: Path = OUT, notebooks: list[Path] | None = None) -> dict[Path, Sl
         nb = for_speaker(nbformat.read(path, as_version=4))
         resources = {"metadata": {"name": title_of(path)}}
         body, _ = slides_exporter.from_notebook_node(paginate(nb), resources=resources)
+        body = PRINT_PDF_SCRIPT.sub("", body, count=1)
         deck = out / f"{path.stem}.slides.html"
         deck.write_text(body, encoding="utf-8")
         counts[deck] = count_slides(nb)

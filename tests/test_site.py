@@ -66,6 +66,28 @@ SLIDE_BOXES = f"""{REVEAL_READY}.then(() => {{
     }});
 }})"""
 FRAME_HEIGHT, SMALLEST_ZOOM = 720, 0.6
+# Every slide with all its fragments shown: its number and the last thing it shows, as the
+# outermost visible block (a paragraph, a list item, code, an output, a picture...) and its text.
+LAST_BLOCKS = f"""{REVEAL_READY}.then(() => {{
+    Reveal.configure({{transition: 'none', backgroundTransition: 'none'}});
+    const BLOCKS = 'p, li, pre, table, img, svg, h1, h2, h3, h4, h5, h6, ' +
+        'mjx-container[display="true"], .jp-OutputArea-output';
+    return Reveal.getSlides().map(slide => {{
+        const {{h, v}} = Reveal.getIndices(slide);
+        Reveal.slide(h, v, slide.querySelectorAll('.fragment').length - 1);
+        const shown = [...slide.querySelectorAll(BLOCKS)].filter(block =>
+            !block.closest('aside.notes') && block.getClientRects().length > 0 &&
+            !block.parentElement.closest(BLOCKS));
+        const last = shown.at(-1);
+        return {{number: `${{h + 1}}.${{(v ?? 0) + 1}}`, counter: Reveal.getSlidePastCount(slide) + 1,
+                 tag: last ? last.tagName.toLowerCase() : null,
+                 text: last ? last.innerText.trim() : ''}};
+    }});
+}})"""
+PRINT_VIEW = f"""{REVEAL_READY}.then(() => ({{
+    print_view: Reveal.isPrintView(),
+    sheets_without_href: document.querySelectorAll('link[rel="stylesheet"]:not([href])').length,
+}}))"""
 HEADING_CASE = "getComputedStyle(document.querySelector('.reveal .slides h2')).textTransform"
 
 
@@ -177,3 +199,28 @@ def test_deck_fits_every_slide_in_its_frame(built, browser, chapter):
     )
     zoomed = [f"slide {box['number']}: {box['zoom']:.2f}" for box in boxes if box["zoom"] < 1]
     assert min(box["zoom"] for box in boxes) >= SMALLEST_ZOOM, f"zoomed out too far: {zoomed}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_no_slide_ends_with_a_line_that_introduces_the_next(built, browser, chapter):
+    """A paragraph ending with ":" introduces what follows; it must not be left at a slide's end
+    (or be all it shows) while what it introduces is on the next slide or not shown at all."""
+    deck, _ = built[1][f"{chapter.stem}.slides.html"]
+    browser.open(deck.as_uri())
+    slides = browser.evaluate(LAST_BLOCKS)
+    stranded = [
+        f'slide {s["number"]} ({s["counter"]}/{len(slides)}) ends with "...{s["text"][-70:]}"'
+        for s in slides
+        if s["tag"] == "p" and s["text"].endswith(":")
+    ]
+    assert not stranded, (
+        f"{len(stranded)} slide(s) end with a lead-in whose subject is not on them: "
+        + "; ".join(stranded)
+        + " (give the lead-in the slide type of what it introduces, e.g. skip, or keep them together)"
+    )
+
+
+def test_print_pdf_view_loads_without_an_empty_stylesheet_link(built, browser):
+    deck, _ = built[1][f"{CHAPTERS[0].stem}.slides.html"]
+    assert browser.open(deck.as_uri() + "?print-pdf") == []
+    assert browser.evaluate(PRINT_VIEW) == {"print_view": True, "sheets_without_href": 0}
