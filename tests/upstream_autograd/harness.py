@@ -47,6 +47,8 @@ def mini_skip(reason):
 
 
 def is_tensor(x):
+    if isinstance(x, type):
+        return False
     return all(hasattr(x, name) for name in ("detach", "shape", "dtype", "requires_grad"))
 
 
