@@ -196,6 +196,14 @@ print("between the two calls:", saved_bytes([loss1, loss2]), "bytes held")
 loss2.backward()
 print("after the second call:", saved_bytes([loss1, loss2]), "bytes held")
 
+# %% [markdown]
+# Why is anything left after the second call? A backward frees only the nodes it runs
+# through, and `loss2.backward()` runs through the trunk and the second head only. The first
+# head's tensors (`PowBackward0`'s `self`, and its `MmBackward0`'s `self` and `mat2`) stay
+# until `loss1` is dropped, and they are of no use meanwhile: the trunk's `TanhBackward0` has
+# lost its `result`, so another `loss1.backward()` raises (the two heads of chapter 04,
+# section 5, show it).
+
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 4.4: the loop that leaks
