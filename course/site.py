@@ -1,8 +1,8 @@
 """Build the executed course as a static web site: ``python -m course.site [--out DIR]``.
 
 One HTML page per chapter and per solutions notebook, made from the outputs stored in the
-notebooks (graph pictures as inline SVG), an ``index.html`` that lists them, and previous /
-contents / next links on every page. Instructor notes are left out: they belong to the decks.
+notebooks (graph pictures as inline SVG), one per reference page in ``docs/`` (markdown), an
+``index.html`` that lists them, and previous / contents / next links on every page. Instructor notes are left out: they belong to the decks.
 MathJax is copied into the folder (fetched once with npm) and nothing is loaded from
 elsewhere, so the pages read offline, straight from the disk.
 
@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 OUT = ROOT / "build" / "site"
 COURSE_TITLE = "How autograd really works"
-NOTEBOOK_LINK = re.compile(r'href="([^"#:]+\.ipynb)(#[^"]*)?"')
+NOTEBOOK_LINK = re.compile(r'href="([^"#:]+\.(?:ipynb|md))(#[^"]*)?"')
+DOCS_ORDER = ("setup", "library", "course")  # docs/*.md in this order, any others after them
 MANIFEST = ".course-site"  # in the output folder: the files the last build wrote, one per line
 
 
@@ -48,9 +49,17 @@ class Page:
     title: str
 
 
+def read_page(path: Path) -> nbformat.NotebookNode:
+    """The notebook at ``path``, or a markdown file as a notebook of one markdown cell."""
+    if path.suffix == ".md":
+        text = path.read_text("utf-8")
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    return nbformat.read(path, as_version=4)
+
+
 def title_of(path: Path) -> str:
-    """The first ``# `` heading of the notebook as plain text (its file name when it has none)."""
-    for cell in nbformat.read(path, as_version=4).cells:
+    """The first ``# `` heading of the page as plain text (its file name when it has none)."""
+    for cell in read_page(path).cells:
         heading = re.search(r"^# (.+)$", cell.source, re.MULTILINE)
         if cell.cell_type == "markdown" and heading:
             return heading.group(1).replace("`", "").replace("**", "").strip()
@@ -58,7 +67,8 @@ def title_of(path: Path) -> str:
 
 
 def course_pages(root: Path = ROOT, solutions: bool = True) -> list[Page]:
-    """The pages in reading order: every chapter, then (optionally) every solutions notebook."""
+    """The pages in reading order: every chapter, then (optionally) every solutions notebook,
+    then the reference pages of ``docs/``."""
     chapters = [
         Page(p, f"{p.stem}.html", title_of(p)) for p in sorted(root.glob("notebooks/*.ipynb"))
     ]
@@ -66,7 +76,10 @@ def course_pages(root: Path = ROOT, solutions: bool = True) -> list[Page]:
         Page(p, f"solutions-{p.stem}.html", f"{title_of(p)} (solutions)")
         for p in sorted(root.glob("solutions/*.ipynb"))
     ]
-    return chapters + (answers if solutions else [])
+    rank = {name: i for i, name in enumerate(DOCS_ORDER)}
+    docs = sorted(root.glob("docs/*.md"), key=lambda p: (rank.get(p.stem, len(rank)), p.stem))
+    reference = [Page(p, f"docs-{p.stem}.html", title_of(p)) for p in docs]
+    return chapters + (answers if solutions else []) + reference
 
 
 def exporter() -> HTMLExporter:
@@ -80,7 +93,8 @@ def exporter() -> HTMLExporter:
 
 
 def link_pages(html: str, page: Page, pages: list[Page]) -> str:
-    """Point links to the site's notebooks (``01_graph.ipynb#...``) at their pages instead."""
+    """Point links to the site's notebooks and reference pages (``01_graph.ipynb#...``,
+    ``library.md``) at their pages instead."""
     hrefs = {p.source.resolve(): p.href for p in pages}
 
     def replace(match: re.Match) -> str:
@@ -94,8 +108,9 @@ def index_notebook(pages: list[Page]) -> nbformat.NotebookNode:
     """A one-cell notebook that lists the pages: the site's contents page."""
     lines = [f"# {COURSE_TITLE}", "", "## Chapters", "", "<ul>"]
     for page in pages:
-        if page.href.startswith("solutions-") and "## Solutions" not in lines:
-            lines += ["</ul>", "", "## Solutions", "", "<ul>"]
+        for prefix, heading in (("solutions-", "## Solutions"), ("docs-", "## Reference")):
+            if page.href.startswith(prefix) and heading not in lines:
+                lines += ["</ul>", "", heading, "", "<ul>"]
         lines.append(f'<li><a href="{page.href}">{html.escape(page.title)}</a></li>')
     lines.append("</ul>")
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines))])
@@ -170,7 +185,7 @@ def build(out: Path = OUT, root: Path = ROOT, solutions: bool = True) -> list[Pa
     written = [index]
     for i, page in enumerate(pages):
         site = {"previous": pages[i - 1] if i else None, "next": (pages[i + 1 :] or [None])[0]}
-        nb = for_readers(nbformat.read(page.source, as_version=4))
+        nb = for_readers(read_page(page.source))
         written.append(out / page.href)
         text = link_pages(render(html_exporter, nb, page.title, site), page, pages)
         written[-1].write_text(text, encoding="utf-8")

@@ -12,7 +12,6 @@ import os
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 from headless_chromium import Chromium
 
@@ -113,8 +112,8 @@ def browser(tmp_path_factory):
 
 
 def svg_outputs(path: Path) -> list[str]:
-    """The image/svg+xml outputs that the notebook at ``path`` stores, in order."""
-    nb = nbformat.read(path, as_version=4)
+    """The image/svg+xml outputs that the page at ``path`` stores, in order."""
+    nb = site.read_page(path)
     cells = [cell for cell in nb.cells if cell.cell_type == "code"]
     outputs = [output for cell in cells for output in cell.outputs]
     return [o.data["image/svg+xml"] for o in outputs if "image/svg+xml" in o.get("data", {})]
@@ -142,8 +141,8 @@ def test_navigation_links_previous_contents_next(built, browser, index):
 
 
 def notes_of(path: Path) -> list[str]:
-    """The text of each instructor note in the notebook at ``path``."""
-    return [note_text(c.source) for c in nbformat.read(path, as_version=4).cells if is_note(c)]
+    """The text of each instructor note in the page at ``path``."""
+    return [note_text(c.source) for c in site.read_page(path).cells if is_note(c)]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[page.href for page in PAGES])

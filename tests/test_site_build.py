@@ -97,3 +97,23 @@ def test_the_command_says_why_it_refuses_in_one_line(course, tmp_path, capsys):
     assert site.main(["--out", str(out)]) == 1
     error = capsys.readouterr().err
     assert error.startswith("site: ") and error.count("\n") == 1 and "thesis.pdf" in error
+
+
+def test_the_reference_pages_of_docs_are_pages_with_their_links_rewritten(course, tmp_path):
+    (course / "docs").mkdir()
+    (course / "docs" / "library.md").write_text(
+        "# The library\n\nSee [setup](setup.md#windows) and [chapter 00](../notebooks/00_intro.ipynb).\n"
+    )
+    (course / "docs" / "setup.md").write_text("# Setting up\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    out = tmp_path / "site"
+    site.build(out, root=course, solutions=False)
+    assert files_in(out) == SITE | {"docs-setup.html", "docs-library.html"}
+    assert [page.href for page in site.course_pages(course, solutions=False)][1:] == [
+        "docs-setup.html",
+        "docs-library.html",
+    ], "setup, then the library"
+    library = (out / "docs-library.html").read_text()
+    assert 'href="docs-setup.html#windows"' in library and 'href="00_intro.html"' in library
+    assert "<table" in (out / "docs-setup.html").read_text(), "markdown tables become tables"
+    index = (out / "index.html").read_text()
+    assert index.index("Reference") < index.index('href="docs-setup.html"')
