@@ -8,7 +8,9 @@ got. `mini_fails` marks a test that mini_autograd does not pass yet (strict xfai
 import contextlib
 import math
 import numbers
+import re
 import unittest
+import warnings
 
 import numpy as np
 
@@ -86,6 +88,25 @@ class Harness:
     def assertNotEqual(self, x, y, msg=None, *, atol=None, rtol=None, **_):
         if not self._difference(x, y, atol, rtol, exact_dtype=False):
             raise AssertionError(msg or f"{x!r} == {y!r}")
+
+    def assertNotWarn(self, callable, msg=""):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            callable()
+        if caught:
+            raise AssertionError(f"{msg} unexpected warning: {caught[0].message}")
+
+    @contextlib.contextmanager
+    def assertWarnsOnceRegex(self, category, regex=""):
+        """torch's: a warning of `category` matching `regex` (here without set_warn_always)."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        if not caught:
+            raise AssertionError("no warning caught")
+        matching = [w for w in caught if type(w.message) is category]
+        if not any(re.match(regex, str(w.message)) for w in matching):
+            raise AssertionError(f"{regex!r} matches none of {[str(w.message) for w in matching]}")
 
     def _difference(self, x, y, atol, rtol, exact_dtype):
         if is_tensor(x) or is_tensor(y):
