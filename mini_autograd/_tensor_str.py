@@ -145,10 +145,15 @@ def tensor_repr(t):
     implied = (default_float, "int64", "bool") if array.size else (default_float,)
     if array.dtype.name not in implied:
         suffixes.append(f"dtype={t.dtype!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
+    try:
+        node = t.grad_fn
+    except RuntimeError:  # a no_grad view whose base changed in place: PyTorch prints this
+        suffixes.append("grad_fn=<Invalid>")
+    else:
+        if node is not None:
+            suffixes.append(f"grad_fn=<{type(node).__name__}>")  # PyTorch: the class name
+        elif t.requires_grad:
+            suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, len(prefix)) + ")"
 
 

@@ -328,7 +328,7 @@ def legacy_constructor(self, *args, requires_grad=False, dtype=None, device=None
     else:
         raise TypeError(f"Tensor() takes data or sizes, got {args!r}")
     check_can_require_grad(array, requires_grad)
-    self._data, self.requires_grad, self._grad_fn, self._grad = (
+    self._data, self._requires_grad, self._grad_fn, self._grad = (
         array,
         bool(requires_grad),
         None,

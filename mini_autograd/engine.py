@@ -9,6 +9,7 @@ backward() and autograd.grad() check their arguments first (backward_calls.py); 
 stops, for given inputs, is in graph_targets.py, and the hooks it runs in hooks.py.
 """
 
+import concurrent.futures
 import heapq
 import itertools
 
@@ -35,6 +36,7 @@ class BackwardCall:
 
 _call_numbers = itertools.count(1)
 _running = []  # the calls running now, innermost last (a hook may call backward)
+NESTED_CALLS_PER_THREAD = 50  # PyTorch's engine hops to a new thread every 60
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, accumulate_grad=True):
@@ -44,6 +46,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, ac
     leaves get their .grad. autograd.grad() captures the gradients that arrive at the targets and
     returns them; a target's own node runs only when it leads to another target.
     """
+    args = (roots, root_grads, retain_graph, create_graph, targets, accumulate_grad)
+    if _running and len(_running) % NESTED_CALLS_PER_THREAD == 0:
+        # a backward called from a node, deep down: on a fresh thread's stack, as PyTorch does
+        with concurrent.futures.ThreadPoolExecutor(1) as fresh_thread:
+            return fresh_thread.submit(_run_backward, *args).result()
+    return _run_backward(*args)
+
+
+def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumulate_grad):
     root_edges = [gradient_edge(t) for t in roots]
     call = BackwardCall(next(_call_numbers), "backward" if accumulate_grad else "autograd.grad")
     dependencies = compute_dependencies(node for node, _ in root_edges)
@@ -111,7 +122,7 @@ def _finish(call, previous_mode):
 def compute_dependencies(start_nodes):
     """How many edges point into each node reachable from `start_nodes` (iterative DFS)."""
     dependencies = {}
-    stack = [n for n in start_nodes if n is not None]
+    stack = list(dict.fromkeys(n for n in start_nodes if n is not None))  # a root given twice: once
     seen = set(stack)
     while stack:
         node = stack.pop()

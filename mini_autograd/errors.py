@@ -39,6 +39,18 @@ SAVED_HOOKS_TWICE = (
     "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one "
     "pair of hooks is allowed at a time."
 )
+PACK_HOOK_MODIFIED_INPUT = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook cannot be modified by in-place operations as this can lead to unexpected side-effects. "
+    "Please open an issue if you need to perform in-place operations on the input to a pack hook."
+)
+UNPACK_HOOK_NOT_A_TENSOR = (
+    "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {type}"
+)
+SAVED_DETACHED_IN_PLACE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead"
+)
 SAVED_HOOKS_AFTER_FREE = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
     "of the graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -62,6 +74,35 @@ NON_LEAF_GRAD_ACCESSED = (
     "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
     "github.com/pytorch/pytorch/pull/30531 for more information."
 )
+ONLY_FLOAT_REQUIRES_GRAD_SET = (
+    "only Tensors of floating point and complex dtype can require gradients"
+)
+NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."
+DATA_NOT_FLOAT = (
+    "data set to a tensor that requires gradients must be floating point or complex dtype"
+)
+GRAD_IS_ITSELF = "can't assign Variable as its own grad"
+# PyTorch's names of the element types: its C++ type names, and its ScalarType names.
+_TYPE_META_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                    "int8": "signed char", "int16": "short int", "int32": "int",
+                    "int64": "long int", "uint8": "unsigned char", "bool": "bool"}  # fmt: skip
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+                      "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                      "bool": "Bool"}  # fmt: skip
+
+
+def grad_wrong_dtype(grad_dtype, tensor_dtype):
+    """PyTorch's error for a .grad of another dtype than the tensor's (numpy dtypes given)."""
+    grad, tensor = _TYPE_META_NAMES[grad_dtype.name], SCALAR_TYPE_NAMES[tensor_dtype.name]
+    return (
+        f"attempting to assign a gradient with dtype '{grad}' to a tensor with grad_dtype "
+        f"'{tensor}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's "
+        "dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or None to "
+        "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+        "gradient may break downstream systems that assume they match."
+    )
+
+
 GRAD_NOT_A_TENSOR = "assigned grad expected to be a Tensor or None but got grad of type {type}"
 GRAD_WRONG_SIZE = (
     "attempting to assign a gradient of size '{grad}' to a tensor of size '{tensor}'. Please "

@@ -1,6 +1,6 @@
 """Grad mode: one global switch that says whether operations record the graph."""
 
-import functools
+from ._contextlib import context_decorator
 
 
 class GradMode:
@@ -29,12 +29,7 @@ class _GradModeContext:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self._fresh():
-                return fn(*args, **kwargs)
-
-        return wrapper
+        return context_decorator(self._fresh, fn)
 
     def _fresh(self):
         return type(self)()
@@ -98,6 +93,10 @@ class set_grad_enabled(_GradModeContext):
 
     def __enter__(self):
         return self
+
+    def __call__(self, fn):
+        GradMode.enabled = self.prev  # as a decorator it sets the mode only while `fn` runs
+        return super().__call__(fn)
 
     def _fresh(self):
         ctx = _GradModeContext()

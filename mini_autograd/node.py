@@ -2,7 +2,10 @@
 
 import itertools
 
+import numpy as np
+
 from . import events
+from .grad_mode import GradMode
 from .hooks import NodeHooks
 from .saved import SavedTensor
 from .saved_attributes import SavedAttributes
@@ -67,6 +70,10 @@ class Node(SavedAttributes, NodeHooks):
     def apply(self, *grads):
         """Gradients for the inputs, one per entry of next_functions (None where not needed)."""
         raise NotImplementedError(f"{self.name()} does not implement apply()")
+
+    def __call__(self, *grads):
+        """node(grad): its backward formula run on `grad`, as PyTorch lets a node be called."""
+        return tuple(self.apply(*grads))
 
     def needs_input_grad(self, i):
         """True when input i leads to a tensor that wants a gradient."""
@@ -138,9 +145,13 @@ class AccumulateGrad(Node):
         """variable.grad += grad (or = grad the first time)."""
         variable = self.variable
         if variable._grad is None:
-            # A gradient can be shared (add passes one tensor to both inputs), so the leaf gets
-            # its own copy: later in-place changes to .grad (zero_, clipping) stay local.
-            variable._grad = grad if grad.grad_fn is not None else grad.detach().clone()
+            # A gradient can be shared (add passes one tensor to both inputs) or be a view, so the
+            # leaf gets its own copy: later in-place changes to .grad (zero_, clipping) stay local.
+            # Under create_graph the copy is recorded (CopyBackwards), as in PyTorch.
+            if GradMode.enabled:
+                variable._grad = grad._make(np.empty_like(grad._data)).copy_(grad)
+            else:
+                variable._grad = grad.detach().clone()
         elif grad.grad_fn is not None or variable._grad.grad_fn is not None:
             variable._grad = variable._grad + grad
         else:

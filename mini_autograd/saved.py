@@ -1,9 +1,12 @@
 """Saved tensors: what a node keeps for its backward, checked and freed like PyTorch's SavedVariable."""
 
+import weakref
+
 from . import errors, events
 from .errors import version_error
 from .grad_mode import no_grad
 from .hooks import saved_tensors_hook_stack
+from .tensor_data import TensorData
 
 
 class SavedTensor:
@@ -21,6 +24,7 @@ class SavedTensor:
         "_output_nr",
         "_version_counter",
         "_unpack",
+        "_graph",
         "nbytes",
         "freed_by",
     )
@@ -32,20 +36,30 @@ class SavedTensor:
         self._output_type = type(tensor) if is_output else None
         self.nbytes = tensor._data.nbytes
         self.freed_by = None
-        if saved_tensors_hook_stack:
-            pack, self._unpack = saved_tensors_hook_stack[-1]
-            with no_grad():  # as in PyTorch, what pack does is not recorded
-                self._value = pack(tensor)
-            self._version_counter = None
+        self._output_nr = tensor._output_nr  # a custom Function may save any of its outputs
+        # where an unpacked input rejoins the graph: its node, or (for a leaf) its accumulator
+        self._graph = None if is_output else (tensor._grad_fn, tensor.requires_grad)
+        if saved_tensors_hook_stack and not tensor._is_wrapped_number:  # numbers: never packed
+            self._pack(tensor, *saved_tensors_hook_stack[-1])
             return
         self._unpack = None
         if is_output:
             self._value = tensor._data
             self._version_counter = version_counter
-            self._output_nr = tensor._output_nr  # a custom Function may save any of its outputs
         else:
             self._value = tensor
             self._version_counter = None
+
+    def _pack(self, tensor, pack_hook, unpack_hook):
+        """Keep pack_hook(tensor), to be read back with unpack_hook; pack may not change tensor."""
+        version = tensor._version
+        if self._graph is not None and tensor.requires_grad and tensor._grad_fn is None:
+            self._graph = (tensor._grad_accumulator(), True)  # a leaf: its gradient's way in
+        with no_grad():  # as in PyTorch, what pack does is not recorded
+            self._value = pack_hook(tensor)
+        if tensor._version != version:
+            raise RuntimeError(errors.PACK_HOOK_MODIFIED_INPUT)
+        self._unpack, self._version_counter = unpack_hook, None
 
     def _output(self, node):
         """The saved output rebuilt as a tensor made by `node`, sharing the output's version."""
@@ -62,9 +76,7 @@ class SavedTensor:
         if self._unpack is not None:
             raise RuntimeError(errors.SAVED_HOOKS_TWICE)
         tensor = self._output(None) if self._output_type is not None else self._value
-        with no_grad():
-            self._value = pack_hook(tensor)
-        self._unpack, self._version_counter = unpack_hook, None
+        self._pack(tensor, pack_hook, unpack_hook)
 
     @property
     def is_freed(self):
@@ -76,18 +88,38 @@ class SavedTensor:
         if self.freed_by is not None:
             raise RuntimeError(self._freed_message(node))
         if self._unpack is not None:
-            return self._unpack(self._value)
+            return self._rejoined(self._unpack(self._value), node)
         if self._output_type is not None:
             unpacked = self._output(node)
             if self._version_counter[0] != self._version:
                 raise version_error(unpacked, self._version, type(node).__name__)
             return unpacked
         tensor = self._value
+        if self._graph[0] is not None and tensor._grad_fn is None:
+            raise RuntimeError(errors.SAVED_DETACHED_IN_PLACE)
         if tensor._version != self._version:
             producer = tensor.grad_fn
             raise version_error(
                 tensor, self._version, None if producer is None else producer.name()
             )
+        return tensor
+
+    def _rejoined(self, value, node):
+        """What the unpack hook returned, as a new tensor at the saved tensor's place in the graph
+        (PyTorch's rule), so that a double backward goes through it."""
+        if not isinstance(value, TensorData):
+            raise TypeError(errors.UNPACK_HOOK_NOT_A_TENSOR.format(type=type(value).__name__))
+        if self._graph is None:  # the node's own output
+            grad_fn, requires_grad = node, node is not None
+        else:
+            grad_fn, requires_grad = self._graph
+        accumulator = None
+        if grad_fn is not None and grad_fn.name() == "torch::autograd::AccumulateGrad":
+            grad_fn, accumulator = None, grad_fn
+        tensor = value._make(value._data, requires_grad, grad_fn, self._output_nr)
+        tensor._version_counter = value._version_counter
+        if accumulator is not None:
+            tensor._accumulator = weakref.ref(accumulator)
         return tensor
 
     def _freed_message(self, node):

@@ -27,7 +27,7 @@ class Tensor(TensorData):
 
     __slots__ = (
         "_data",
-        "requires_grad",
+        "_requires_grad",
         "_grad_fn",
         "_grad",
         "_output_nr",
@@ -42,6 +42,7 @@ class Tensor(TensorData):
 
     # Remakes the grad_fn of a view whose base changed in place (ops/inplace.py's view_history).
     _view_history = None
+    _is_wrapped_number = False  # True for a Python number made a tensor (ops/recording.py)
 
     @staticmethod
     def _make(data, requires_grad=False, grad_fn=None, output_nr=0):
@@ -50,7 +51,7 @@ class Tensor(TensorData):
             data = np.asarray(data)  # numpy gives scalars, not 0-d arrays, from 0-d operations
         t = object.__new__(Tensor)
         t._data = data
-        t.requires_grad = requires_grad
+        t._requires_grad = requires_grad
         t._grad_fn = grad_fn
         t._grad = None
         t._output_nr = output_nr
@@ -70,7 +71,10 @@ class Tensor(TensorData):
 
     @data.setter
     def data(self, value):
-        self._data = as_array(value)
+        array = as_array(value)
+        if self.requires_grad and array.dtype.kind != "f":
+            raise RuntimeError(errors.DATA_NOT_FLOAT)
+        self._data = array
 
     @property
     def grad_fn(self):
@@ -111,17 +115,36 @@ class Tensor(TensorData):
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(errors.GRAD_NOT_A_TENSOR.format(type=type(value).__name__))
+            if value is self:
+                raise RuntimeError(errors.GRAD_IS_ITSELF)
+            if value.dtype != self.dtype:
+                raise RuntimeError(errors.grad_wrong_dtype(value._data.dtype, self._data.dtype))
             if value.shape != self.shape:
                 sizes = {"grad": list(value.shape), "tensor": list(self.shape)}
                 raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
         self._grad = value
+
+    @property
+    def requires_grad(self):
+        """True when operations on this tensor record the graph, for a gradient of it."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                errors.NON_LEAF_REQUIRES_GRAD_ if not value else errors.NON_LEAF_FLAG
+            )
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError(errors.ONLY_FLOAT_REQUIRES_GRAD_SET)
+        self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
         """Mark this leaf as wanting a gradient (in place); returns self."""
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError(errors.NON_LEAF_REQUIRES_GRAD_)
         check_can_require_grad(self._data, requires_grad, errors.ONLY_FLOAT_REQUIRES_GRAD_)
-        self.requires_grad = bool(requires_grad) or self.grad_fn is not None
+        self._requires_grad = bool(requires_grad) or self.grad_fn is not None
         return self
 
     def detach(self):
@@ -136,7 +159,7 @@ class Tensor(TensorData):
         if self._view_base is not None:
             raise RuntimeError(errors.DETACH_VIEW_INPLACE)
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def retain_grad(self):

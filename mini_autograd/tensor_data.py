@@ -9,6 +9,7 @@ import numpy as np
 from . import dtypes, errors
 from ._tensor_str import tensor_repr
 from .device import CPU
+from .grad_mode import GradMode
 
 
 class Size(tuple):
@@ -91,8 +92,8 @@ class TensorData:
         return False
 
     def numpy(self):
-        """The underlying numpy array (shares memory)."""
-        if self.requires_grad:
+        """The underlying numpy array (shares memory); refused while it requires grad, outside no_grad."""
+        if self.requires_grad and GradMode.enabled:
             raise RuntimeError(errors.NUMPY_OF_REQUIRES_GRAD)
         return self._data
 

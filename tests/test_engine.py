@@ -795,3 +795,171 @@ def test_data_versus_detach_matches_torch():
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             z.sum().backward()
         assert type(x.data) is type(x) and not x.data.requires_grad
+
+
+# --- found by PyTorch's own autograd tests (issue #27) --------------------------------------------
+def test_a_root_given_twice_gets_both_gradients():
+    def program(lib):
+        a = f64(lib, [1.0, 2.0], True)
+        b = a * 2
+        lib.autograd.backward([b, b], [lib.ones(2, dtype=lib.float64)] * 2)
+        return a.grad.tolist()
+
+    assert same_on_both(program) == ("ok", [4.0, 4.0])
+
+
+def test_no_grad_holds_inside_a_decorated_generator_at_every_resume():
+    def program(lib):
+        @lib.no_grad()
+        def steps():
+            x = f64(lib, [1.0], True)
+            yield (x * 2).requires_grad
+            yield lib.is_grad_enabled()
+
+        outside = []
+        for inside in steps():
+            outside.append((inside, lib.is_grad_enabled()))
+        return outside
+
+    assert same_on_both(program) == ("ok", [(False, True), (False, True)])
+
+
+def test_set_grad_enabled_as_a_decorator_leaves_grad_mode_as_it_was():
+    def program(lib):
+        @lib.set_grad_enabled(False)
+        def inside():
+            return lib.is_grad_enabled()
+
+        after_decorating = lib.is_grad_enabled()
+        return inside(), after_decorating, lib.is_grad_enabled()
+
+    assert same_on_both(program) == ("ok", (False, True, True))
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_allowed_under_no_grad():
+    def program(lib):
+        x = f64(lib, [1.0, 2.0], True)
+        with lib.no_grad():
+            return x.numpy().tolist()
+
+    assert same_on_both(program) == ("ok", [1.0, 2.0])
+
+
+def test_reentrant_backward_two_thousand_levels_deep():
+    """A backward inside a Function's backward, nested 2,000 deep: PyTorch's engine moves deep
+    nesting to fresh threads, and so does mini_autograd's, so no RecursionError."""
+
+    def program(lib, depth=2000):
+        reached = [0]
+
+        class Reenter(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, grad):
+                if reached[0] < depth:
+                    reached[0] += 1
+                    with lib.enable_grad():
+                        Reenter.apply(f64(lib, [1.0], True)).sum().backward()
+                return grad
+
+        x = f64(lib, [1.0], True)
+        Reenter.apply(x).sum().backward()
+        return reached[0], x.grad.tolist()
+
+    assert same_on_both(program) == ("ok", (2000, [1.0]))
+
+
+def test_what_an_unpack_hook_returns_rejoins_the_graph():
+    """Double backward through hooked saved tensors (a leaf, a non-leaf, an output), and the
+    unpacked tensors are new objects, as in PyTorch."""
+
+    def program(lib):
+        x = f64(lib, [1.0, 2.0], True)
+        unpacked = []
+
+        def unpack(t):
+            unpacked.append(t)
+            return t
+
+        with lib.autograd.graph.saved_tensors_hooks(identity, unpack):
+            cube, bent = x.pow(3), (x * 2).tanh()
+            grown = cube.exp()
+        (g,) = lib.autograd.grad(cube.sum() + bent.sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        saved_result = grown.grad_fn._saved_result
+        same_object = saved_result is grown
+        return np.round(gg.numpy(), 10).tolist(), saved_result.grad_fn.name(), same_object
+
+    same_on_both(program)
+
+
+def identity(t):
+    """A pack hook that keeps the tensor."""
+    return t
+
+
+def test_a_function_with_both_backward_and_vjp_is_refused_and_vjp_alone_works():
+    def program(lib, both):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def vjp(ctx, grad):
+                return grad * 2
+
+        if both:
+            Double.backward = staticmethod(lambda ctx, grad: grad)
+        x = f64(lib, [1.0], True)
+        Double.apply(x).sum().backward()
+        return x.grad.tolist()
+
+    assert same_on_both(lambda lib: program(lib, both=False)) == ("ok", [2.0])
+    assert same_on_both(lambda lib: program(lib, both=True))[0] == "raises"
+
+
+def test_a_node_can_be_called_on_a_gradient():
+    def program(lib):
+        y = f64(lib, [1.0, 3.0], True) * 2
+        return [
+            None if g is None else g.tolist() for g in y.grad_fn(lib.ones(2, dtype=lib.float64))
+        ]
+
+    assert same_on_both(program) == ("ok", [[2.0, 2.0], None])
+
+
+def test_python_numbers_never_go_through_pack_hooks():
+    """`x * 3` keeps the 3 as a wrapped number; PyTorch packs only real tensors."""
+
+    def program(lib):
+        packed = []
+
+        def pack(t):
+            packed.append(tuple(t.shape))
+            return t
+
+        x = f64(lib, [1.0, 2.0], True)
+        with lib.autograd.graph.saved_tensors_hooks(pack, identity):
+            x * 3, 3 * x, x / 2, x.pow(2), 2**x  # noqa: B018 (recorded for what they save)
+        return packed
+
+    assert same_on_both(program) == ("ok", [(2,), (2,), (2,)])
+
+
+def test_a_grad_made_under_create_graph_is_a_recorded_copy():
+    """The first .grad under create_graph is a copy (CopyBackwards), never the gradient itself
+    nor a view of it, so zero_grad(set_to_none=False) can detach it in place afterwards."""
+
+    def program(lib):
+        layer = lib.nn.Linear(3, 1).double()
+        optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
+        layer(lib.ones(2, 3, dtype=lib.float64)).pow(3).sum().backward(create_graph=True)
+        nodes = [type(p.grad.grad_fn).__name__ for p in layer.parameters()]
+        optimizer.zero_grad(set_to_none=False)
+        return nodes, [p.grad.abs().sum().item() for p in layer.parameters()]
+
+    same_on_both(program)

@@ -203,6 +203,46 @@ def _multi_grad_hook_on_leaves_in_autograd_grad(lib):
     lib.autograd.grad((a * b).sum(), [a, b])
 
 
+def _integer_tensor_requires_grad_set(lib):
+    lib.tensor([1, 2]).requires_grad = True
+
+
+def _non_leaf_requires_grad_set(lib):
+    (f64(lib, [1.0, 2.0], True) * 2).requires_grad = True
+
+
+def _grad_set_to_itself(lib):
+    x = f64(lib, [1.0, 2.0], True)
+    x.grad = x
+
+
+def _integer_data_on_a_tensor_that_requires_grad(lib):
+    f64(lib, [1.0, 2.0], True).data = lib.tensor([1, 2])
+
+
+def _pack_hook_changes_its_input(lib):
+    def pack(t):
+        return t.add_(1)
+
+    a = f64(lib, [1.0, 2.0], True) * 1
+    with lib.autograd.graph.saved_tensors_hooks(pack, identity):
+        a * a
+
+
+def _unpack_hook_returns_a_number(lib):
+    x = f64(lib, [1.0, 2.0], True)
+    with lib.autograd.graph.saved_tensors_hooks(identity, lambda t: 1):
+        y = x.pow(2)
+    y.sum().backward()
+
+
+def _saved_tensor_detached_in_place(lib):
+    a = f64(lib, [1.0, 2.0], True) * 2
+    y = a * a
+    a.detach_()
+    y.sum().backward()
+
+
 CASES = {
     "FREED": _second_backward,
     "MODIFIED_INPLACE": _saved_output_modified_in_place,  # errors.version_error
@@ -214,6 +254,13 @@ CASES = {
     "NON_LEAF_GRAD_ACCESSED": _non_leaf_grad_read,
     "GRAD_NOT_A_TENSOR": _grad_set_to_a_float,
     "GRAD_WRONG_SIZE": _grad_set_with_the_wrong_size,
+    "ONLY_FLOAT_REQUIRES_GRAD_SET": _integer_tensor_requires_grad_set,
+    "NON_LEAF_FLAG": _non_leaf_requires_grad_set,
+    "GRAD_IS_ITSELF": _grad_set_to_itself,
+    "DATA_NOT_FLOAT": _integer_data_on_a_tensor_that_requires_grad,
+    "PACK_HOOK_MODIFIED_INPUT": _pack_hook_changes_its_input,
+    "UNPACK_HOOK_NOT_A_TENSOR": _unpack_hook_returns_a_number,
+    "SAVED_DETACHED_IN_PLACE": _saved_tensor_detached_in_place,
     "DETACH_VIEW_INPLACE": _view_detached_in_place,
     "RETAIN_GRAD_WITHOUT_GRAD": _retain_grad_without_grad,
     "HOOK_WITHOUT_GRAD": _hook_on_tensor_without_grad,
@@ -296,3 +343,14 @@ def test_the_mistake_gives_torch_s_text_from_errors_py(name, monkeypatch):
 def test_every_text_of_errors_py_has_its_case():
     """A new text in errors.py needs its case here (and a case needs its text)."""
     assert set(CASES) == public_texts()
+
+
+@pytest.mark.parametrize("grad_dtype", ["float64", "float16", "int64", "int32", "bool", "uint8"])
+def test_a_grad_of_another_dtype_gives_torch_s_text(grad_dtype):
+    """errors.grad_wrong_dtype names both types the way PyTorch's .grad setter does."""
+
+    def mistake(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.grad = lib.ones(2, dtype=getattr(lib, grad_dtype))
+
+    assert mistake_of(ma, mistake) == mistake_of(torch, mistake)

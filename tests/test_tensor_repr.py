@@ -81,3 +81,16 @@ def test_get_printoptions():
     finally:
         ma.set_printoptions(profile="default")
     assert ma.get_printoptions()["precision"] == 4
+
+
+def test_a_no_grad_view_whose_base_changed_prints_an_invalid_grad_fn():
+    """PyTorch's repr prints grad_fn=<Invalid> where reading .grad_fn would raise."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.no_grad():
+            view = x[:1]
+            view.mul_(2)
+        return repr(view)
+
+    assert program(ma) == program(torch) == "tensor([2.], grad_fn=<Invalid>)"

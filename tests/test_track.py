@@ -68,7 +68,7 @@ def test_generated_engine_files_are_current():
 
 def test_solution_engine_is_numpy_only():
     imports = {
-        alias.name.split(".")[0]
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
         for node in ast.walk(ast.parse(SOLUTION))
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names

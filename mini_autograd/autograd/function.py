@@ -21,6 +21,10 @@ from ..ops.recording import announce
 from ..saved import SavedTensor
 from ..tensor import Tensor
 
+BACKWARD_AND_VJP = (
+    "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only "
+    "implement one of them."
+)
 CLEARED_ON_ACCESS = (
     "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on "
     "the autograd.Function. Either access saved_tensors only once, or set "
@@ -86,9 +90,17 @@ class BackwardCFunction(Node):
                 Tensor._make(np.zeros(*info)) if g is None and info is not None else g
                 for g, info in zip(grads, self._output_metadata)
             )
+        backward = self._user_backward()
         if self._forward_cls.boxed_grads_call:  # backward(ctx, grads) gets one list it may empty
-            return self._checked(self._forward_cls.backward(self, list(grads)))
-        return self._checked(self._forward_cls.backward(self, *grads))
+            return self._checked(backward(self, list(grads)))
+        return self._checked(backward(self, *grads))
+
+    def _user_backward(self):
+        """The Function's backward, or its vjp (another name for it); not both, as in PyTorch."""
+        cls = self._forward_cls
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+            raise RuntimeError(BACKWARD_AND_VJP)
+        return cls.vjp if cls.vjp is not Function.vjp else cls.backward
 
     def _checked(self, result):
         """backward's result as one gradient per tensor input, with PyTorch's errors and fixes."""
@@ -195,6 +207,11 @@ class Function(metaclass=FunctionMeta):
             "You must implement either the backward or vjp method for your custom "
             "autograd.Function to use it with backward mode AD."
         )
+
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        """Another name for backward: define one of the two."""
+        return Function.backward(ctx, *grad_outputs)
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -305,7 +322,7 @@ def _wrap_output(ctx, out, output_nr, args, recording):
             )
     elif is_input:
         out = out.detach()  # returned as it is: the output is an alias, the input stays as it was
-    out.grad_fn, out.requires_grad, out._output_nr = ctx, True, output_nr
+    out.grad_fn, out._requires_grad, out._output_nr = ctx, True, output_nr
     return out
 
 

@@ -256,7 +256,7 @@ def _operation_names():
     return names
 
 
-_RUN_BACKWARD = engine.run_backward.__code__
+_RUN_BACKWARD = engine._run_backward.__code__  # the loop that calls each node
 
 
 class _Recorder:

@@ -36,6 +36,7 @@ from .shape import (
     as_strided,
     as_strided_node,
     memory_layout,
+    normalize_dim,
     view_geometry,
 )
 
@@ -226,7 +227,7 @@ def _set_history(tensor, node):
     if retains:
         hooks = old._tensor_hooks[tensor._output_nr]
         hooks[:] = [h for h in hooks if type(h) is not RetainGradHook]
-    tensor.grad_fn, tensor.requires_grad, tensor._output_nr = node, True, 0
+    tensor.grad_fn, tensor._requires_grad, tensor._output_nr = node, True, 0
     if retains:
         tensor.retain_grad()
 
@@ -284,11 +285,13 @@ def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1, true_division=F
 
 def add_(self, other, alpha=1):
     """self += alpha * other, in place."""
+    other, alpha = arithmetic.alpha_first("add_", other, alpha)
     return _binary_inplace(self, other, arithmetic.add, np.add, alpha)
 
 
 def sub_(self, other, alpha=1):
     """self -= alpha * other, in place."""
+    other, alpha = arithmetic.alpha_first("sub_", other, alpha)
     return _binary_inplace(self, other, arithmetic.sub, np.subtract, alpha)
 
 
@@ -348,6 +351,36 @@ def copy_(self, src):
     if GradMode.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
         edges = (gradient_edge(self), gradient_edge(src))
         record_in_place(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
+    return self
+
+
+class UnsqueezeBackward1(Node):
+    """self.unsqueeze_(dim):  d self = g squeezed at dim."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (g.squeeze(self.args),)
+
+
+def unsqueeze_(self, dim):
+    """Insert a dimension of size 1 at `dim`, in place: the same memory, a new shape.
+
+    A view stays a view of its base, which does not change: the view's history becomes
+    UnsqueezeBackward1 of what it was (no CopySlices), as in PyTorch.
+    """
+    _check_inplace_allowed(self)
+    d = normalize_dim(dim, self._data.ndim + 1)
+    recording = GradMode.enabled and self.requires_grad
+    edge = gradient_edge(self) if recording else None  # (before the version changes)
+    self._data = np.expand_dims(self._data, d)
+    self._bump_version()
+    if recording:
+        node = UnsqueezeBackward1((edge,), {"dim": dim}, d)
+        _set_history(self, node)
+        if self._view_base is not None:  # its history is up to date with its base's version
+            self._base_version_at_view = self._view_base._version_counter[0]
+        announce(node, self)
     return self
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import dtypes, events
+from ..errors import SCALAR_TYPE_NAMES
 from ..grad_mode import GradMode
 from ..node import gradient_edge
 from ..saved import SavedTensor
@@ -21,17 +22,6 @@ def wants_grad(*tensors):
 
 
 # PyTorch's names for the dtypes, as its error messages print them
-SCALAR_TYPE_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
 
 
 def scalar_type_name(tensor):
@@ -49,6 +39,7 @@ class WrappedNumber(Tensor):
     """
 
     __slots__ = ()
+    _is_wrapped_number = True
 
 
 # The dtype of the wrapped number of a Python bool, int and float
