@@ -116,8 +116,8 @@ from .tensor import Tensor
 from .tensor_data import Size
 from .torch_doctor import doctor
 
-# The Tensor methods that other modules define: operations, conversions, creation, backward.
-_install_methods(Tensor)
+# The Tensor methods that other modules define: creation, conversions, backward, operations
+# (last: ops' `type`, which also takes the legacy types, replaces the conversions' one).
 for _name, _method in {
     **_creation_methods,
     **_sampling_methods,
@@ -125,6 +125,7 @@ for _name, _method in {
     **_backward_methods,
 }.items():
     setattr(Tensor, _name, _method)
+_install_methods(Tensor)
 Tensor._view_history = staticmethod(_view_history)
 
 __version__ = "0.1.0"

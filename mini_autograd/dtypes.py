@@ -55,6 +55,27 @@ TENSOR_TYPE_NAMES = {  # the legacy type names: x.type() gives 'torch.FloatTenso
 }
 
 
+_BY_TYPE_NAME = {
+    f"{library}.{name}": np.dtype(numpy_name)
+    for numpy_name, name in TENSOR_TYPE_NAMES.items()
+    for library in ("torch", "mini_autograd")
+}
+
+
+def from_tensor_type(t):
+    """The numpy dtype of a legacy tensor type, as x.type(t) reads t: a dtype, a legacy type
+    (FloatTensor, which holds its dtype) or its name ('torch.FloatTensor'); else torch's error."""
+    if isinstance(t, dtype):
+        return t.numpy
+    if not isinstance(t, (builtins.type, str)):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    if isinstance(getattr(t, "dtype", None), dtype):
+        return t.dtype.numpy
+    if t in _BY_TYPE_NAME:
+        return _BY_TYPE_NAME[t]
+    raise ValueError(f"invalid type: '{getattr(t, '__name__', t)}'")
+
+
 def _by_name(name):
     return next(d for d in ALL if d.name == name)
 

@@ -3,7 +3,21 @@ activations, normalisation, recurrent layers, `functional`, `init`, `utils`, and
 paths of PyTorch's files, torch.nn.modules.linear.Linear...)."""
 
 from . import functional, init, modules, parallel, parameter, utils
-from .activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import (
+    ELU,
+    GELU,
+    SELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import (
     AdaptiveAvgPool2d,
@@ -47,10 +61,14 @@ __all__ = [
     "DataParallel",
     "Dropout",
     "Dropout2d",
+    "ELU",
     "Embedding",
     "Flatten",
+    "GELU",
     "GRU",
     "GRUCell",
+    "Hardtanh",
+    "HuberLoss",
     "Identity",
     "L1Loss",
     "LSTM",
@@ -60,8 +78,6 @@ __all__ = [
     "Linear",
     "LogSoftmax",
     "MSELoss",
-    "HuberLoss",
-    "SmoothL1Loss",
     "MaxPool1d",
     "MaxPool2d",
     "Module",
@@ -74,9 +90,14 @@ __all__ = [
     "RNNCell",
     "RNNCellBase",
     "ReLU",
+    "ReLU6",
+    "SELU",
     "Sequential",
+    "SiLU",
     "Sigmoid",
+    "SmoothL1Loss",
     "Softmax",
+    "Softplus",
     "Tanh",
     "functional",
     "init",

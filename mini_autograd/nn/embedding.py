@@ -1,9 +1,6 @@
 """Embedding: a table of vectors looked up by index, as in torch.nn.Embedding."""
 
-from .. import dtypes
-from ..device import check as check_device
 from ..grad_mode import no_grad
-from ..random import default_generator
 from . import functional as F
 from . import init
 from .module import Module
@@ -22,11 +19,8 @@ class Embedding(Module):
         if _weight is not None:  # from_pretrained: the given table, shared
             self.weight = Parameter(_weight)
             return
-        check_device(device)
-        np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
-        shape = (num_embeddings, embedding_dim)
-        self.weight = Parameter(default_generator.normal(shape, np_dtype=np_dtype))
-        self._fill_padding_idx_with_zero()
+        self.weight = init._empty_parameter((num_embeddings, embedding_dim), dtype, device)
+        self.reset_parameters()
 
     def reset_parameters(self):
         """Redraw the table from N(0, 1) in place (the padding row zero again)."""

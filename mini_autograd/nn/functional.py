@@ -18,19 +18,23 @@ from ..ops import elementwise, linalg
 from ..ops import softmax as _softmax
 from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
     elu,
+    elu_,
     gelu,
     hardtanh,
+    hardtanh_,
     logsigmoid,
     mish,
     relu6,
     selu,
+    selu_,
     silu,
     softplus,
 )
 from ..ops.backward_functions import mse_loss_backward
 from ..ops.broadcasting import broadcasting
 from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
-from ..ops.elementwise import leaky_relu, sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
+from ..ops.elementwise import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
+from ..ops.inplace_elementwise import leaky_relu_, relu_  # noqa: F401 (F.relu_..., as in torch)
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     adaptive_avg_pool2d,
     avg_pool1d,
@@ -38,7 +42,7 @@ from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     max_pool1d,
     max_pool2d,
 )
-from ..ops.recording import record
+from ..ops.recording import promote_types, record, result_type
 from ..random import default_generator
 from ..tensor import Tensor
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
@@ -74,6 +78,14 @@ def linear(input, weight, bias=None):
 def relu(input, inplace=False):
     """max(input, 0); in place (input.relu_()) with inplace=True."""
     return input.relu_() if inplace else elementwise.relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """input if input > 0 else negative_slope * input; in place (LeakyReluBackward1, which saves
+    the result) with inplace=True."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return elementwise.leaky_relu(input, negative_slope)
 
 
 def _softmax_dim(name, ndim):
@@ -228,11 +240,19 @@ class MseLossBackward0(Node):
         )
 
 
+def _common_values(input, target):
+    """input's and target's values in the dtype of their result, by PyTorch's promotion rules
+    (float32 with an int64 target stays float32)."""
+    dtype = result_type(input, target)
+    return input._data.astype(dtype, copy=False), target._data.astype(dtype, copy=False)
+
+
 def mse_loss(input, target, *, reduction="mean"):
     """mean((input - target)**2) (or the sum, or none: each squared difference)."""
     input, target = _broadcast(input, target)
     code = _reduction(reduction)
-    data = _reduce((input._data - target._data) ** 2, code)
+    x, t = _common_values(input, target)
+    data = _reduce((x - t) ** 2, code)
     saved = {"reduction": code, "self": input, "target": target}
     return record(MseLossBackward0, data, (input, target), saved)
 
@@ -253,7 +273,10 @@ class SmoothL1LossBackward0(Node):
     limit = "beta"
 
     def apply(self, g):
-        diff = self.saved("self") - self.saved("target")
+        x, target = self.saved("self"), self.saved("target")
+        if target._data.dtype == np.bool_:  # (a bool target counts as 0 and 1)
+            target = Tensor._make(target._data.astype(x._data.dtype))
+        diff = x - target
         limit = self._saved[self.limit]
         inside = Tensor._make((np.abs(diff._data) < limit).astype(diff._data.dtype))
         slope = diff * inside / self.scale(limit) + diff.sign() * (1 - inside) * self.outer(limit)
@@ -279,6 +302,15 @@ class HuberLossBackward0(SmoothL1LossBackward0):
     __slots__ = ()
     limit = "delta"
 
+    def apply(self, g):
+        x, target = self.saved("self"), self.saved("target")
+        if target._data.dtype != x._data.dtype:  # PyTorch's kernel wants one dtype
+            raise RuntimeError(
+                f"Found dtype {_SCALAR_TYPES[target._data.dtype.name]} but expected "
+                f"{_SCALAR_TYPES[x._data.dtype.name]}"
+            )
+        return super().apply(g)
+
     @staticmethod
     def scale(delta):
         return 1.0
@@ -291,14 +323,16 @@ class HuberLossBackward0(SmoothL1LossBackward0):
 def _smooth_losses(input, target, reduction, limit, node_type, huber):
     input, target = _broadcast(input, target)
     code = _reduction(reduction)
-    diff = np.abs(input._data - target._data)
+    x, t = _common_values(input, target)
+    diff = np.abs(x - t)
     if huber:
         losses = np.where(diff < limit, 0.5 * diff**2, limit * (diff - 0.5 * limit))
     else:
         losses = (
             np.where(diff < limit, 0.5 * diff**2 / limit, diff - 0.5 * limit) if limit else diff
         )
-    data = _reduce(losses.astype(input._data.dtype), code)
+    # smooth_l1_loss gives the common dtype; huber_loss the input's (its backward wants both)
+    data = _reduce(losses.astype(input._data.dtype if huber else x.dtype), code)
     saved = {node_type.limit: limit, "reduction": code, "self": input, "target": target}
     return record(node_type, data, (input, target), saved)
 
@@ -487,6 +521,22 @@ def _log_sigmoid(x):
     return -((-x).relu() + ((-x.abs()).exp() + 1).log())
 
 
+def _check_logits_target(input_dtype, target_dtype):
+    """PyTorch's errors for a target that is not floating point: its loss is written into
+    (1 - target), which cannot hold it."""
+    if target_dtype.kind == "b":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    if target_dtype.kind != "f":
+        result = promote_types(input_dtype, target_dtype)
+        raise RuntimeError(
+            f"result type {_SCALAR_TYPES[result.name]} can't be cast to the desired output type "
+            f"{_SCALAR_TYPES[target_dtype.name]}"
+        )
+
+
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """out = w * ((1 - t) self - (1 + (pw - 1) t) log(sigmoid(self))):
     d self = g w ((pw t + 1 - t) sigmoid(self) - pw t),  d t = g w (-self - (pw - 1) log(sigmoid(self)))."""
@@ -520,13 +570,15 @@ def binary_cross_entropy_with_logits(
             f"(torch.Size({list(input.shape)}))"
         )
     x, t = input._data, target._data
+    _check_logits_target(x.dtype, t.dtype)
     log_sigmoid = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
     if pos_weight is not None:
         log_sigmoid = log_sigmoid * ((pos_weight._data - 1) * t + 1)
     losses = (1 - t) * x - log_sigmoid
     if weight is not None:
         losses = losses * weight._data
-    data = _reduce(losses, code)
+    # PyTorch computes the loss into (1 - target), in place: it has the target's dtype
+    data = _reduce(losses.astype(t.dtype, copy=False), code)
     saved = {
         "pos_weight": pos_weight,
         "reduction": code,

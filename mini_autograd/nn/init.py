@@ -4,6 +4,8 @@ and returns it; the random ones draw from the default generator, as torch's do."
 import math
 import warnings
 
+import numpy as np
+
 from .. import dtypes
 from ..device import check as check_device
 from ..grad_mode import no_grad
@@ -19,12 +21,18 @@ def _fill(tensor, array):
     return tensor
 
 
-def _uniform_parameter(shape, bound, dtype=None, device=None):
-    """A new Parameter drawn from U(-bound, bound), in dtype (the default float if None): what a
-    layer's reset_parameters draws, without its in-place fill."""
+def _empty_parameter(shape, dtype=None, device=None):
+    """A new Parameter of `shape`, in dtype (the default float if None), for an init function
+    to fill: as in PyTorch, a layer's parameters are filled in place, so their version is 1."""
     check_device(device)
     np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
-    return Parameter(default_generator.uniform(shape, -bound, bound, np_dtype))
+    return Parameter(np.empty(shape, np_dtype))
+
+
+def _uniform_parameter(shape, bound, dtype=None, device=None):
+    """A new Parameter filled in place from U(-bound, bound): what a layer's reset_parameters
+    draws."""
+    return uniform_(_empty_parameter(shape, dtype, device), -bound, bound)
 
 
 def uniform_(tensor, a=0.0, b=1.0):

@@ -12,11 +12,18 @@ from . import activation, containers, embedding, hooks, layers, loss, module, no
 # PyTorch's file under torch/nn/modules/ -> what it holds (defined elsewhere in mini_autograd.nn)
 _CONTENTS = {
     "activation": [
+        activation.ELU,
+        activation.GELU,
+        activation.Hardtanh,
         activation.LeakyReLU,
         activation.LogSoftmax,
         activation.ReLU,
+        activation.ReLU6,
+        activation.SELU,
         activation.Sigmoid,
+        activation.SiLU,
         activation.Softmax,
+        activation.Softplus,
         activation.Tanh,
     ],
     "batchnorm": [normalization.BatchNorm1d, normalization.BatchNorm2d],

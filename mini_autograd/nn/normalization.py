@@ -3,11 +3,13 @@ batch statistics while training, running ones in eval) and LayerNorm (NativeLaye
 
 import numpy as np
 
+from .. import dtypes
 from ..grad_mode import is_grad_enabled, no_grad
 from ..node import Node
 from ..ops.recording import record
 from ..tensor import Tensor
 from ..tensor_data import Size
+from . import init
 from .module import Module
 from .parameter import Parameter
 
@@ -115,9 +117,9 @@ def batch_norm(
 
 
 def _move(running, batch_value, momentum):
-    """running = (1 - momentum) * running + momentum * batch_value, in place (a new version)."""
+    """running = (1 - momentum) * running + momentum * batch_value, in place; inside the kernel,
+    as PyTorch's, so its version does not change."""
     running._data[...] = (1 - momentum) * running._data + momentum * batch_value
-    running._bump_version()
 
 
 class _BatchNorm(Module):
@@ -138,15 +140,31 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        np_dtype = np.float32 if dtype is None else np.dtype(str(dtype).split(".")[-1])
-        self.weight = Parameter(np.ones(num_features, np_dtype)) if affine else None
-        self.bias = Parameter(np.zeros(num_features, np_dtype)) if affine else None
+        np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
+        self.weight = Parameter(np.empty(num_features, np_dtype)) if affine else None
+        self.bias = Parameter(np.empty(num_features, np_dtype)) if affine else None
         if track_running_stats:
-            self.register_buffer("running_mean", Tensor._make(np.zeros(num_features, np_dtype)))
-            self.register_buffer("running_var", Tensor._make(np.ones(num_features, np_dtype)))
+            self.register_buffer("running_mean", Tensor._make(np.empty(num_features, np_dtype)))
+            self.register_buffer("running_var", Tensor._make(np.empty(num_features, np_dtype)))
             self.register_buffer("num_batches_tracked", Tensor._make(np.array(0, np.int64)))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        """running_mean = 0, running_var = 1, num_batches_tracked = 0, in place."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """The running statistics reset, weight = 1 and bias = 0, all in place (as PyTorch fills
+        them, so each has version 1 after __init__)."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
 
     def forward(self, input):
         """batch_norm with this layer's parameters and running statistics."""
@@ -156,7 +174,7 @@ class _BatchNorm(Module):
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
-                self.num_batches_tracked._data[...] += 1
+                self.num_batches_tracked.add_(1)
             if self.momentum is None:  # a cumulative average
                 momentum = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or self.running_mean is None
@@ -248,18 +266,33 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 class LayerNorm(Module):
     """Normalise over the last dims (normalized_shape), with an elementwise weight and bias."""
 
-    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-05,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
-        ones, zeros = (
-            np.ones(self.normalized_shape, np.float32),
-            np.zeros(self.normalized_shape, np.float32),
-        )
-        self.weight = Parameter(ones) if elementwise_affine else None
-        self.bias = Parameter(zeros) if elementwise_affine and bias else None
+        self.weight = self.bias = None
+        if elementwise_affine:
+            self.weight = init._empty_parameter(self.normalized_shape, dtype, device)
+            if bias:
+                self.bias = init._empty_parameter(self.normalized_shape, dtype, device)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """weight = 1 and bias = 0, in place (version 1 after __init__, as in PyTorch)."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         """layer_norm with this layer's weight and bias."""

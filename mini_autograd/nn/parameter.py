@@ -11,6 +11,9 @@ class Parameter(Tensor):
     def __init__(self, data, requires_grad=True):
         array = as_array(data)
         super().__init__(array, requires_grad=requires_grad, dtype=array.dtype)  # dtype kept
+        if isinstance(data, Tensor):  # the same memory, so the same version counter, as torch's
+            owner = data if data._view_base is None else data._view_base
+            self._version_counter = owner._version_counter
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

@@ -45,6 +45,7 @@ from .elementwise import (
     tanh,
 )
 from .function_form import function_form
+from .histogram import histogram
 from .indexing import flip, gather, index_select
 from .inplace import fill_, zero_
 from .inplace_elementwise import (
@@ -112,6 +113,7 @@ from .shape import (
     cat,
     chunk,
     flatten,
+    meshgrid,
     narrow,
     permute,
     reshape,
@@ -205,6 +207,7 @@ __all__ = [
     "gather",
     "ge",
     "gt",
+    "histogram",
     "index_put",
     "index_put_",
     "index_select",
@@ -230,6 +233,7 @@ __all__ = [
     "max_pool2d",
     "maximum",
     "mean",
+    "meshgrid",
     "min",
     "minimum",
     "mm",
@@ -314,7 +318,7 @@ OUT_OF_THE_SAME_DTYPE = {
 # and these have no out= at all (nor do the in-place forms, whose names end in _):
 NO_OUT = {
     *("avg_pool1d", "conv1d", "conv2d", "max_pool1d", "max_pool2d"),
-    *("as_strided", "index_put"),
+    *("as_strided", "histogram", "index_put", "meshgrid"),
     *("allclose", "chunk", "clone", "count_nonzero", "detach", "equal", "flatten", "flip"),
     *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
     *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),

@@ -15,6 +15,7 @@ from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import sub
 from .elementwise import _erf, _sigmoid
+from .inplace_elementwise import in_place
 from .recording import SCALAR_TYPE_NAMES, record
 from .scalar import add_scalar, mul_scalar
 
@@ -104,65 +105,122 @@ class EluBackward0(Node):
         return (elu_backward(g, s["alpha"], s["scale"], s["input_scale"], self.saved("self")),)
 
 
+class EluBackward1(Node):
+    """self = elu(self) in place:  d self = g * scale where result > 0, else
+    g * input_scale * (result + alpha * scale), elu's slope written with its result."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        s = self._saved
+        return (
+            elu_backward(g, s["alpha"], s["scale"], s["input_scale"], self.saved("result"), True),
+        )
+
+
 class EluBackwardBackward0(Node):
     """out = elu's backward of g:  d g = elu's backward of gg;
-    d self = gg * g * input_scale * (elu's derivative) where self < 0, else 0."""
+    d self_or_result = gg * g * input_scale * (elu's second derivative, written with self or
+    the result) where self_or_result < 0, else 0."""
 
     __slots__ = ()
 
     def apply(self, gg):
         s, x = self._saved, self.saved("self_or_result")
         alpha, scale, input_scale = s["alpha"], s["scale"], s["input_scale"]
-        grad_g = (
-            elu_backward(gg, alpha, scale, input_scale, x) if self.needs_input_grad(0) else None
-        )
+        is_result = s["is_result"]
+        grad_g = None
+        if self.needs_input_grad(0):
+            grad_g = elu_backward(gg, alpha, scale, input_scale, x, is_result)
         grad_x = None
         if self.needs_input_grad(1):
             go = mul_scalar(gg * self.saved("grad_output"), input_scale)
             negative = Tensor._make((x._data < 0).astype(x._data.dtype))
-            grad_x = elu_backward(go, alpha, scale, input_scale, x) * negative
+            if not is_result:
+                go = elu_backward(go, alpha, scale, input_scale, x)
+            grad_x = go * negative
         return grad_g, grad_x
 
 
+ELU_NEGATIVE_SLOPE = (
+    "In-place elu backward calculation is triggered with a negative slope which is not supported. "
+    "This is caused by calling in-place forward function with a negative slope, please call "
+    "out-of-place version instead."
+)
+
+
 def elu(input, alpha=1.0, inplace=False):
-    """x where x > 0, else alpha * (exp(x) - 1); backward: g, or g * alpha * exp(x)."""
-    return _elu(input, alpha, 1, 1, inplace)
+    """x where x > 0, else alpha * (exp(x) - 1); backward: g, or g * alpha * exp(x).
+    In place (inplace=True) it is recorded as EluBackward1, which saves the result."""
+    return _elu_(input, alpha, 1, 1) if inplace else _elu(input, alpha, 1, 1)
 
 
 def selu(input, inplace=False):
     """SELU_SCALE * elu(x, SELU_ALPHA): elu with the constants that keep activations normalised."""
-    return _elu(input, SELU_ALPHA, SELU_SCALE, 1, inplace)
-
-
-def _elu(input, alpha, scale, input_scale, inplace):
     if inplace:
-        raise NotImplementedError(
-            "mini_autograd has no in-place elu (PyTorch's records EluBackward1); use inplace=False"
-        )
+        return _elu_(input, SELU_ALPHA, SELU_SCALE, 1)
+    return _elu(input, SELU_ALPHA, SELU_SCALE, 1)
+
+
+def elu_(input, alpha=1.0):
+    """elu(input, alpha, inplace=True)."""
+    return _elu_(input, alpha, 1, 1)
+
+
+def selu_(input):
+    """selu(input, inplace=True)."""
+    return _elu_(input, SELU_ALPHA, SELU_SCALE, 1)
+
+
+def _elu_values(input, alpha, scale, input_scale):
     _check_float(input, "elu_cpu")
     x = input._data
     with np.errstate(over="ignore"):  # exp of a large x, for the branch that is not taken
         negative = scale * alpha * np.expm1(x * input_scale)
-    data = np.where(x > 0, scale * x, negative).astype(x.dtype, copy=False)
+    return np.where(x > 0, scale * x, negative).astype(x.dtype, copy=False)
+
+
+def _elu(input, alpha, scale, input_scale):
+    data = _elu_values(input, alpha, scale, input_scale)
     saved = {"alpha": alpha, "input_scale": input_scale, "scale": scale, "self": input}
     return record(EluBackward0, data, (input,), saved)
 
 
-def elu_backward(g, alpha, scale, input_scale, self):
-    """elu's backward (for self, not the result); recorded so create_graph can differentiate it."""
-    x = self._data
-    with np.errstate(over="ignore"):
-        slope = np.where(x > 0, scale, input_scale * scale * alpha * np.exp(x * input_scale))
-    data = (g._data * slope).astype(g._data.dtype, copy=False)
+def _elu_from_result(input, alpha, scale, input_scale):
+    """elu recorded as its in-place form records it: EluBackward1, which saves the result."""
+    data = _elu_values(input, alpha, scale, input_scale)
+    saved = {"alpha": alpha, "input_scale": input_scale, "scale": scale}
+    return record(EluBackward1, data, (input,), saved, save_result_as="result")
+
+
+_elu_ = in_place(_elu_from_result, name="elu_")
+
+
+def elu_backward(g, alpha, scale, input_scale, self_or_result, is_result=False):
+    """elu's backward, from self or (is_result, for the in-place elu) from the result; recorded
+    so create_graph can differentiate it."""
+    if is_result and alpha < 0:
+        raise RuntimeError(ELU_NEGATIVE_SLOPE)
+    x, a = self_or_result._data, g._data
+    # PyTorch's kernel: its constants in the tensor's dtype, its order of operations
+    number = a.dtype.type
+    negcoef, poscoef, negiptcoef = number(alpha) * number(scale), number(scale), number(input_scale)
+    if is_result:  # alpha * scale * exp(self * input_scale) = result + alpha * scale, where <= 0
+        negative = a * negiptcoef * (x + negcoef)
+    else:
+        with np.errstate(over="ignore"):  # exp of a large x, for the branch that is not taken
+            negative = a * negiptcoef * negcoef * np.exp(x * negiptcoef)
+    data = np.where(x <= 0, negative, a * poscoef)
     saved = {
         "alpha": alpha,
         "grad_output": g,
         "input_scale": input_scale,
-        "is_result": False,
+        "is_result": is_result,
         "scale": scale,
-        "self_or_result": self,
+        "self_or_result": self_or_result,
     }
-    return record(EluBackwardBackward0, data, (g, self), saved)
+    data = data.astype(g._data.dtype, copy=False)
+    return record(EluBackwardBackward0, data, (g, self_or_result), saved)
 
 
 # --- silu and mish: backwards made of elementary operations ------------------------------------
@@ -307,15 +365,24 @@ class HardtanhBackwardBackward0(Node):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """clamp(x, min_val, max_val); backward: g where min_val < x < max_val, else 0."""
+    """clamp(x, min_val, max_val); backward: g where min_val < x < max_val, else 0. In place
+    (inplace=True) its node saves a clone of x taken before the change, as PyTorch's does."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
-        raise NotImplementedError("mini_autograd has no in-place hardtanh; use inplace=False")
+        return _hardtanh_(input, min_val, max_val)
     x = input._data
     data = np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
     saved = {"max_val": max_val, "min_val": min_val, "self": input}
     return record(HardtanhBackward0, data, (input,), saved)
+
+
+_hardtanh_ = in_place(hardtanh, keeps_self=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh(input, min_val, max_val, inplace=True)."""
+    return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def relu6(input, inplace=False):

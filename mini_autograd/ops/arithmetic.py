@@ -5,6 +5,7 @@ the backward formulas are PyTorch's, down to how they scale by a number (mul.Sca
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -187,8 +188,28 @@ def _check_alpha(dtype, alpha):
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
+ALPHA_FIRST_DEPRECATED = (
+    "This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider "
+    "using one of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)"
+)
+_warned_alpha_first = [False]  # PyTorch warns once per process, whichever overload is used
+
+
+def alpha_first(name, other, alpha):
+    """(other, alpha) from a call in PyTorch's deprecated order, add(self, alpha, other), which
+    it still accepts, with a warning; any other call's arguments as they are."""
+    if not isinstance(alpha, Tensor) or isinstance(other, Tensor):
+        return other, alpha
+    if not _warned_alpha_first[0]:
+        _warned_alpha_first[0] = True
+        warnings.warn(ALPHA_FIRST_DEPRECATED.format(name=name), UserWarning, stacklevel=3)
+    return alpha, other
+
+
 def add(self, other, alpha=1):
     """self + alpha * other, broadcasting; backward: g to self, alpha * g to other."""
+    if alpha.__class__ is not int:
+        other, alpha = alpha_first("add", other, alpha)
     other, a, b = promote(self, other)
     _check_alpha(a.dtype, alpha)
     data = broadcasting(np.add, a, b if alpha == 1 else alpha * b, self, other)
@@ -197,6 +218,8 @@ def add(self, other, alpha=1):
 
 def sub(self, other, alpha=1):
     """self - alpha * other, broadcasting; backward: g to self, -alpha * g to other."""
+    if alpha.__class__ is not int:
+        other, alpha = alpha_first("sub", other, alpha)
     _check_not_bool("Subtraction", self, other)
     other, a, b = promote(self, other)
     _check_alpha(a.dtype, alpha)

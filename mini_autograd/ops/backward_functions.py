@@ -17,7 +17,7 @@ import numpy as np
 
 from ..node import Node
 from .broadcasting import sum_to
-from .recording import record
+from .recording import record, result_type
 from .scalar import add_scalar, div_scalar, mul_scalar, zeros_outside_graph
 from .shape import normalize_dim
 
@@ -177,9 +177,12 @@ def _mse_loss_double_backward(grad, input, reduction):
 
 
 def mse_loss_backward(grad_output, self, target, reduction):
-    """mse_loss's backward: 2 / N * (self - target) * grad_output (N = numel for a mean, else 1)."""
+    """mse_loss's backward: 2 / N * (self - target) * grad_output (N = numel for a mean, else 1),
+    computed in the three tensors' common dtype and given in self's, as PyTorch's kernel does."""
     norm = 2.0 / self._data.size if reduction == MEAN else 2.0
-    data = norm * (self._data - target._data) * grad_output._data
+    dtype = result_type(grad_output, self, target)
+    x, t, g = (a._data.astype(dtype, copy=False) for a in (self, target, grad_output))
+    data = (norm * (x - t) * g).astype(self._data.dtype, copy=False)
     saved = {
         "grad_output": grad_output,
         "reduction": reduction,

@@ -7,12 +7,13 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..device import check as check_device
 from ..node import Node
 from ..tensor import Tensor
 from . import backward_functions
 from .arithmetic import reciprocal
 from .broadcasting import broadcasting, summed_to_inputs
-from .recording import check_tensor, float_values, promote, record
+from .recording import SCALAR_TYPE_NAMES, check_tensor, float_values, promote, record
 from .scalar import add_scalar, mul_scalar
 
 LN2, LN10 = math.log(2), math.log(10)
@@ -250,6 +251,27 @@ class LeakyReluBackward0(Node):
         return (leaky_relu_backward(g, self.saved("self"), self._saved["negative_slope"]),)
 
 
+class LeakyReluBackward1(Node):
+    """self = leaky_relu(self) in place:  d self = g where result > 0, else g * negative_slope
+    (the result has the input's sign, for a slope >= 0: in place, no slope below 0)."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        slope = self._saved["negative_slope"]
+        if slope < 0:
+            raise RuntimeError(LEAKY_RELU_NEGATIVE_SLOPE)
+        return (leaky_relu_backward(g, self.saved("result"), slope),)
+
+
+LEAKY_RELU_NEGATIVE_SLOPE = (
+    "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative slope, please "
+    "call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you "
+    "do require supporting in-place leakRelu backward calculation with negative slope"
+)
+
+
 class LeakyReluBackwardBackward0(Node):
     """out = g where self > 0, else g * slope:  d g = gg where self > 0, else gg * slope; d self = 0."""
 
@@ -467,9 +489,24 @@ def leaky_relu(self, negative_slope=0.01):
 
     backward: g where self > 0, else g * negative_slope.
     """
-    data = np.where(self._data > 0, self._data, self._data * negative_slope)
     saved = {"negative_slope": negative_slope, "self": self}
-    return record(LeakyReluBackward0, data, (self,), saved)
+    return record(LeakyReluBackward0, _leaky_relu(self, negative_slope), (self,), saved)
+
+
+def leaky_relu_from_result(self, negative_slope=0.01):
+    """leaky_relu recorded as its in-place form records it (LeakyReluBackward1, which saves the
+    result): inplace_elementwise.leaky_relu_ writes it into self."""
+    saved = {"negative_slope": negative_slope}
+    data = _leaky_relu(self, negative_slope)
+    return record(LeakyReluBackward1, data, (self,), saved, save_result_as="result")
+
+
+def _leaky_relu(self, negative_slope):
+    x = self._data
+    if x.dtype.kind != "f":
+        name = SCALAR_TYPE_NAMES[x.dtype.name]
+        raise NotImplementedError(f"\"leaky_relu_cpu\" not implemented for '{name}'")
+    return np.where(x > 0, x, x * negative_slope)
 
 
 def leaky_relu_backward(g, self, negative_slope):
@@ -558,6 +595,23 @@ def is_contiguous(self):
 
 
 def cast(self, np_dtype):
-    """self converted to another dtype (recorded as ToCopyBackward0)."""
+    """self converted to another dtype (recorded as ToCopyBackward0; an integer or bool result
+    is not recorded: it cannot require grad)."""
     data = self._data.astype(np_dtype)
+    if data.dtype.kind != "f":
+        return Tensor._make(data)
     return record(ToCopyBackward0, data, (self,), args=self._data.dtype)
+
+
+def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
+    """x.type(): the name of x's legacy type ('mini_autograd.FloatTensor'). x.type(t): x cast to
+    t, a dtype, a legacy type (FloatTensor; Tensor is the default dtype's) or its name
+    ('torch.DoubleTensor'); x itself when it already has that dtype, as to() does."""
+    if dtype is None:
+        return f"mini_autograd.{dtypes.TENSOR_TYPE_NAMES[self._data.dtype.name]}"
+    if dtype is Tensor:
+        dtype = dtypes.get_default_dtype()
+    elif isinstance(dtype, str) and ".cuda." in dtype:
+        check_device("cuda")
+    np_dtype = dtypes.from_tensor_type(dtype)
+    return self if np_dtype == self._data.dtype else cast(self, np_dtype)

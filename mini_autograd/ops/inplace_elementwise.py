@@ -32,9 +32,10 @@ def check_can_cast(result_dtype, target_dtype):
         )
 
 
-def in_place(op, keeps_self=False):
+def in_place(op, keeps_self=False, name=None):
     """The in-place form of `op`: self = op(self, ...), written into self's memory, recorded as
-    op records itself. `keeps_self`: op's node saves self, so it gets a clone taken before."""
+    op records itself. `keeps_self`: op's node saves self, so it gets a clone taken before.
+    `name`: the form's name, where it is not op's name followed by _."""
 
     def method(self, *args, **kwargs):
         _check_inplace_allowed(self)
@@ -55,7 +56,7 @@ def in_place(op, keeps_self=False):
             return self
         return _rebase(self, out, keeps_self)
 
-    name = op.__name__ + "_"
+    name = name or op.__name__ + "_"
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"self = {op.__name__}(self, ...) in place; recorded as {op.__name__} is."
     return method
@@ -95,6 +96,7 @@ exp_ = in_place(el.exp)
 exp2_ = in_place(el.exp2)
 expm1_ = in_place(el.expm1)
 floor_ = in_place(el.floor)
+leaky_relu_ = in_place(el.leaky_relu_from_result, name="leaky_relu_")  # LeakyReluBackward1
 log_ = in_place(el.log, keeps_self=True)
 log10_ = in_place(el.log10, keeps_self=True)
 log1p_ = in_place(el.log1p, keeps_self=True)

@@ -9,6 +9,7 @@ from . import compare, indexing, inplace, linalg, piecewise, setitem, shape
 from . import elementwise as el
 from . import inplace_elementwise as el_
 from . import reductions as red
+from .histogram import histogram
 from .softmax import log_softmax, softmax
 
 METHODS = {
@@ -77,6 +78,7 @@ METHODS = {
     "round": el.round,
     "clone": el.clone,
     "contiguous": el.contiguous,
+    "type": el.tensor_type,
     "is_contiguous": el.is_contiguous,
     "where": piecewise.where_method,
     "clamp": piecewise.clamp,
@@ -107,6 +109,7 @@ METHODS = {
     "sort": red.sort,
     "topk": red.topk,
     "kthvalue": red.kthvalue,
+    "histogram": histogram,
     "reshape": shape.reshape,
     "view": shape.view,
     "flatten": shape.flatten,
@@ -146,6 +149,7 @@ METHODS = {
     "fill_": inplace.fill_,
     "copy_": inplace.copy_,
     "masked_fill_": inplace.masked_fill_,
+    "unsqueeze_": inplace.unsqueeze_,
     # the in-place forms of the elementwise operations (inplace_elementwise.py)
     "abs_": el_.abs_,
     "acos_": el_.acos_,

@@ -826,3 +826,52 @@ def narrow(self, dim, start, length):
         "step": 1,
     }
     return _view_of(self, self._data[key], SliceBackward0, saved, args=key)
+
+
+# --- grids -------------------------------------------------------------------------------------
+MESHGRID_INDEXING_WARNING = (
+    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+)
+_warned_meshgrid = [False]  # PyTorch gives that warning once per process
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 0-D or 1-D tensors: out[i] holds tensors[i] along dim i, the same for
+    every index of the other dims (indexing='ij'); indexing='xy' swaps the first two dims (numpy's
+    default). Each grid is its input viewed as (1, ..., n, ..., 1), then expanded: no copy.
+
+    backward: d tensors[i] = g summed over every dim but its own.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        if not _warned_meshgrid[0]:
+            _warned_meshgrid[0] = True
+            warnings.warn(MESHGRID_INDEXING_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    tensors = _tensor_list(tensors, "meshgrid")
+    if len({t._data.dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
+    dims = list(range(len(tensors)))  # the dim of the grid each tensor runs along
+    if indexing == "xy" and len(tensors) >= 2:
+        dims[0], dims[1] = 1, 0
+    sizes = [0] * len(tensors)
+    for t, d in zip(tensors, dims):
+        sizes[d] = t._data.size
+    grids = []
+    for t, d in zip(tensors, dims):
+        along = [1] * len(tensors)
+        along[d] = -1
+        grids.append(expand(view(t, *along), *sizes))
+    return tuple(grids)
