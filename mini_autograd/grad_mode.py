@@ -19,6 +19,11 @@ class _GradModeContext:
 
     mode = True
 
+    def __new__(cls, function=None):
+        if callable(function):  # used as a bare decorator: @no_grad, @enable_grad
+            return cls()(function)
+        return super().__new__(cls)
+
     def __enter__(self):
         self.prev = GradMode.enabled
         GradMode.enabled = self.mode
@@ -39,11 +44,6 @@ class no_grad(_GradModeContext):
     """Context manager/decorator (`@no_grad()` or `@no_grad`): operations inside record no graph."""
 
     mode = False
-
-    def __new__(cls, function=None):
-        if function is None:
-            return super().__new__(cls)
-        return cls()(function)  # used as a bare decorator: @no_grad
 
 
 class inference_mode(no_grad):
@@ -78,7 +78,7 @@ def is_inference_mode_enabled():
 
 
 class enable_grad(_GradModeContext):
-    """Context manager/decorator: record the graph even inside `no_grad`."""
+    """Context manager/decorator (`@enable_grad()` or `@enable_grad`): record even in no_grad."""
 
     mode = True
 

@@ -3,6 +3,7 @@
     tensor.register_hook(fn)     fn(grad) before the tensor's gradient goes on (may replace it)
     node.register_prehook(fn)    fn(grad_outputs) before the node runs
     node.register_hook(fn)       fn(grad_inputs, grad_outputs) after it runs
+    leaf.register_post_accumulate_grad_hook(fn)   fn(leaf) once its .grad is updated
     saved_tensors_hooks(p, u)    every tensor saved inside is kept as p(tensor), read as u(packed)
 
 A leaf's hooks live on the tensor, a non-leaf's on the node that made it, by output number.
@@ -15,6 +16,24 @@ from . import errors
 
 # The active (pack, unpack) pairs of `saved_tensors_hooks`, innermost last.
 saved_tensors_hook_stack = []
+
+
+def add_post_accumulate_grad_hook(tensor, hook):
+    """Register fn(tensor), which the leaf's AccumulateGrad runs after it updates .grad."""
+    if not tensor.requires_grad:
+        raise RuntimeError(errors.HOOK_WITHOUT_GRAD)
+    if tensor.grad_fn is not None:
+        raise RuntimeError(errors.POST_ACCUMULATE_ON_NON_LEAF)
+    hooks = post_accumulate_grad_hooks(tensor)
+    if not hooks:
+        hooks = tensor._post_accumulate_grad_hooks = []
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def post_accumulate_grad_hooks(tensor):
+    """The leaf's post-accumulate hooks (an unset slot until the first one is registered)."""
+    return getattr(tensor, "_post_accumulate_grad_hooks", None)
 
 
 class saved_tensors_hooks:

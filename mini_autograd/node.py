@@ -6,7 +6,7 @@ import numpy as np
 
 from . import events
 from .grad_mode import GradMode
-from .hooks import NodeHooks
+from .hooks import NodeHooks, post_accumulate_grad_hooks
 from .saved import SavedTensor
 from .saved_attributes import SavedAttributes
 
@@ -156,6 +156,8 @@ class AccumulateGrad(Node):
             variable._grad = variable._grad + grad
         else:
             variable._grad._data += grad._data
+        for hook in list(post_accumulate_grad_hooks(variable) or ()):
+            hook(variable)
         return ()
 
     def __repr__(self):

@@ -37,8 +37,8 @@ class SavedTensor:
         self.nbytes = tensor._data.nbytes
         self.freed_by = None
         self._output_nr = tensor._output_nr  # a custom Function may save any of its outputs
-        # where an unpacked input rejoins the graph: its node, or (for a leaf) its accumulator
-        self._graph = None if is_output else (tensor._grad_fn, tensor.requires_grad)
+        # where an unpacked input rejoins the graph: (grad_fn, requires_grad, a leaf's accumulator)
+        self._graph = None if is_output else (tensor._grad_fn, tensor.requires_grad, None)
         if saved_tensors_hook_stack and not tensor._is_wrapped_number:  # numbers: never packed
             self._pack(tensor, *saved_tensors_hook_stack[-1])
             return
@@ -54,7 +54,7 @@ class SavedTensor:
         """Keep pack_hook(tensor), to be read back with unpack_hook; pack may not change tensor."""
         version = tensor._version
         if self._graph is not None and tensor.requires_grad and tensor._grad_fn is None:
-            self._graph = (tensor._grad_accumulator(), True)  # a leaf: its gradient's way in
+            self._graph = (None, True, tensor._grad_accumulator())  # a leaf's way in
         with no_grad():  # as in PyTorch, what pack does is not recorded
             self._value = pack_hook(tensor)
         if tensor._version != version:
@@ -109,17 +109,10 @@ class SavedTensor:
         (PyTorch's rule), so that a double backward goes through it."""
         if not isinstance(value, TensorData):
             raise TypeError(errors.UNPACK_HOOK_NOT_A_TENSOR.format(type=type(value).__name__))
-        if self._graph is None:  # the node's own output
-            grad_fn, requires_grad = node, node is not None
-        else:
-            grad_fn, requires_grad = self._graph
-        accumulator = None
-        if grad_fn is not None and grad_fn.name() == "torch::autograd::AccumulateGrad":
-            grad_fn, accumulator = None, grad_fn
+        grad_fn, requires_grad, accumulator = self._graph or (node, node is not None, None)
         tensor = value._make(value._data, requires_grad, grad_fn, self._output_nr)
         tensor._version_counter = value._version_counter
-        if accumulator is not None:
-            tensor._accumulator = weakref.ref(accumulator)
+        tensor._accumulator = None if accumulator is None else weakref.ref(accumulator)
         return tensor
 
     def _freed_message(self, node):

@@ -12,9 +12,9 @@ import weakref
 import numpy as np
 
 from . import errors
-from .hooks import RetainGradHook, add_tensor_hook, retains_grad
+from .hooks import RetainGradHook, add_post_accumulate_grad_hook, add_tensor_hook, retains_grad
 from .node import AccumulateGrad
-from .tensor_data import TensorData, as_array, check_can_require_grad
+from .tensor_data import TensorData, as_array, check_can_require_grad, check_new_grad
 
 
 class Tensor(TensorData):
@@ -37,6 +37,7 @@ class Tensor(TensorData):
         "_base_version_at_view",
         "_view_made_in_no_grad",
         "_version_counter",
+        "_post_accumulate_grad_hooks",  # set by the first register_post_accumulate_grad_hook
         "__weakref__",
     )
 
@@ -72,8 +73,7 @@ class Tensor(TensorData):
     @data.setter
     def data(self, value):
         array = as_array(value)
-        if self.requires_grad and array.dtype.kind != "f":
-            raise RuntimeError(errors.DATA_NOT_FLOAT)
+        check_can_require_grad(array, self.requires_grad, errors.DATA_NOT_FLOAT)
         self._data = array
 
     @property
@@ -110,18 +110,13 @@ class Tensor(TensorData):
             warnings.warn(errors.NON_LEAF_GRAD_ACCESSED, UserWarning, stacklevel=2)
         return self._grad
 
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
     @grad.setter
     def grad(self, value):
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(errors.GRAD_NOT_A_TENSOR.format(type=type(value).__name__))
-            if value is self:
-                raise RuntimeError(errors.GRAD_IS_ITSELF)
-            if value.dtype != self.dtype:
-                raise RuntimeError(errors.grad_wrong_dtype(value._data.dtype, self._data.dtype))
-            if value.shape != self.shape:
-                sizes = {"grad": list(value.shape), "tensor": list(self.shape)}
-                raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
+        check_new_grad(self, value)
         self._grad = value
 
     @property
@@ -132,11 +127,8 @@ class Tensor(TensorData):
     @requires_grad.setter
     def requires_grad(self, value):
         if self.grad_fn is not None:
-            raise RuntimeError(
-                errors.NON_LEAF_REQUIRES_GRAD_ if not value else errors.NON_LEAF_FLAG
-            )
-        if value and self._data.dtype.kind != "f":
-            raise RuntimeError(errors.ONLY_FLOAT_REQUIRES_GRAD_SET)
+            raise RuntimeError(errors.NON_LEAF_FLAG if value else errors.NON_LEAF_REQUIRES_GRAD_)
+        check_can_require_grad(self._data, value, errors.ONLY_FLOAT_REQUIRES_GRAD_SET)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -175,6 +167,13 @@ class Tensor(TensorData):
     def retains_grad(self):
         """Whether retain_grad() was called on this non-leaf tensor."""
         return retains_grad(self)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(self) runs after backward has accumulated into this leaf's .grad."""
+        return add_post_accumulate_grad_hook(self, hook)
+
+    _base = property(lambda self: self._view_base, doc="The tensor this one is a view of, or None.")
+    output_nr = property(lambda self: self._output_nr, doc="Which output of its grad_fn it is.")
 
     def register_hook(self, hook):
         """hook(grad) runs when this tensor's gradient is computed; it may return a new gradient."""

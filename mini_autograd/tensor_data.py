@@ -147,6 +147,21 @@ def check_can_require_grad(array, requires_grad, message=errors.ONLY_FLOAT_CAN_R
         raise RuntimeError(message)
 
 
+def check_new_grad(tensor, grad):
+    """Raise PyTorch's error when `grad` cannot become `tensor`'s .grad (None always can)."""
+    if grad is None:
+        return
+    if not isinstance(grad, TensorData):
+        raise TypeError(errors.GRAD_NOT_A_TENSOR.format(type=type(grad).__name__))
+    if grad is tensor:
+        raise RuntimeError(errors.GRAD_IS_ITSELF)
+    if grad._data.dtype != tensor._data.dtype:
+        raise RuntimeError(errors.grad_wrong_dtype(grad._data.dtype, tensor._data.dtype))
+    if grad.shape != tensor.shape:
+        sizes = {"grad": list(grad.shape), "tensor": list(tensor.shape)}
+        raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
+
+
 def as_array(data, np_dtype=None):
     """A numpy array from lists, scalars, numpy arrays or torch tensors, with torch's dtype rules."""
     if isinstance(data, TensorData):

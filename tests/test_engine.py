@@ -963,3 +963,38 @@ def test_a_grad_made_under_create_graph_is_a_recorded_copy():
         return nodes, [p.grad.abs().sum().item() for p in layer.parameters()]
 
     same_on_both(program)
+
+
+def test_post_accumulate_grad_hooks_run_after_grad_is_updated_and_can_be_removed():
+    def program(lib):
+        seen = []
+        x = f64(lib, [1.0, 2.0], True)
+        handle = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+        (x * 3).sum().backward()
+        handle.remove()
+        (x * 3).sum().backward()
+        lib.autograd.grad((x * 3).sum(), x)  # autograd.grad accumulates nothing: no hook
+        return seen, x.grad.tolist()
+
+    assert same_on_both(program) == ("ok", ([[3.0, 3.0]], [6.0, 6.0]))
+
+
+def test_small_tensor_api_of_pytorch():
+    """_base, output_nr, `del t.grad`, a bare @enable_grad, InplaceFunction."""
+
+    def program(lib):
+        x = f64(lib, [1.0, 2.0, 3.0], True)
+        view = x[:2]
+        (x * 2).sum().backward()
+        del x.grad
+
+        @lib.enable_grad
+        def records():
+            return (x * 2).requires_grad
+
+        with lib.no_grad():
+            recorded = records()
+        inplace = lib.autograd.function.InplaceFunction.__init__.__defaults__
+        return view._base is x, x._base, view.output_nr, x.grad, recorded, inplace
+
+    assert same_on_both(program) == ("ok", (True, None, 0, None, True, (False,)))

@@ -354,6 +354,14 @@ def _shape_dtype(x):
     return (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None
 
 
+class InplaceFunction(Function):
+    """Kept for old code, as in PyTorch: a Function with an `inplace` flag. Use Function."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+
 class Error(Node):
     """The node `once_differentiable` puts on what a backward returns: running it raises."""
 
