@@ -203,7 +203,7 @@ def test_gradients_through_a_number_match_torch(program, dtype):
 
 
 def test_a_wrapped_number_is_8_bytes_where_torch_counts_8():
-    """The README's example: x**2 * 4 keeps its 4 as tensor(4), an int64, not the tensor's float."""
+    """docs/library.md's example: x**2 * 4 keeps its 4 as tensor(4), an int64, not the tensor's float."""
     for lib in LIBS:
         x = lib.ones(1, 4, requires_grad=True)
         z = x**2 * 4
