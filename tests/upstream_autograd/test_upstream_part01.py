@@ -563,7 +563,6 @@ class TestAutograd(Harness):
         self.assertEqual(g_old, 2 * torch.ones_like(x))
         self.assertEqual(g_new, torch.ones_like(x))
 
-    @mini_fails("missing API", "Tensor.output_nr")
     def test_grad_to_node_multi(self, torch):
         x = torch.rand(2, requires_grad=True).clone()
         y = torch.rand(2, requires_grad=True).clone()
@@ -574,7 +573,6 @@ class TestAutograd(Harness):
         new = torch.autograd.grad(out.sum(), inp_edges)
         self.assertEqual(ref, new)
 
-    @mini_fails("missing API", "Tensor.output_nr")
     def test_grad_to_node_materialize(self, torch):
         GradientEdge = torch.autograd.graph.GradientEdge
         x = torch.rand(2, requires_grad=True).clone()
@@ -590,7 +588,6 @@ class TestAutograd(Harness):
         ):
             torch.autograd.grad(out.sum(), (x, edge_y), allow_unused=True, materialize_grads=True)
 
-    @mini_fails("missing API", "Tensor.output_nr")
     def test_backward_to_node(self, torch):
         GradientEdge = torch.autograd.graph.GradientEdge
         x = torch.rand(2, requires_grad=True).clone()

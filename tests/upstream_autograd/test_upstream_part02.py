@@ -26,7 +26,6 @@ def get_mul2(torch, use_custom_function):
 
 
 class TestAutograd(Harness):
-    @mini_fails("missing API", "Tensor.register_post_accumulate_grad_hook")
     def test_post_accumulate_grad_hook_on_non_leaf(self, torch):
         def hook(tensor):
             tensor.sub_(1.0)
@@ -38,7 +37,6 @@ class TestAutograd(Harness):
         ):
             non_leaf.register_post_accumulate_grad_hook(hook)
 
-    @mini_fails("missing API", "Tensor.register_post_accumulate_grad_hook")
     def test_post_accumulate_grad_hook_multiple_hooks(self, torch):
         def hook1(tensor):
             tensor.sub_(tensor.grad)
@@ -53,7 +51,6 @@ class TestAutograd(Harness):
         tensor.sum().backward()
         self.assertEqual(4.0 * (tensor_ref - 1.0), tensor)  # both ran, in order
 
-    @mini_fails("missing API", "Tensor.register_post_accumulate_grad_hook")
     def test_post_accumulate_grad_hook_multiple_tensors(self, torch):
         def hook(tensor):
             tensor.sub_(tensor.grad)
@@ -123,7 +120,6 @@ class TestAutograd(Harness):
             self.assertEqual(p_static, p)
             self.assertNotEqual(p_reference, p)
 
-    @mini_fails("missing API", "Tensor.register_post_accumulate_grad_hook")
     def test_post_accumulate_grad_hook_gets_cleaned_up(self, torch):
         def fun_stuff_with_hook():
             thing_to_put_in_hook = torch.rand(3)

@@ -131,7 +131,6 @@ class TestAutograd(Harness):
         torch.autograd.backward([y, z], [go_y, go_z])
         self.assertEqual(x.grad, 2 * x * go_y + 6 * x.pow(5) * go_z)
 
-    @mini_fails("missing API", "Tensor.output_nr")
     def test_save_output_nr(self, torch):
         test = self
         x = torch.randn(10, requires_grad=True)
@@ -245,7 +244,6 @@ class TestAutograd(Harness):
             w = adder(x, y)
             self.assertFalse(torch.is_grad_enabled())
 
-    @mini_fails("missing API", "bare @enable_grad (without parentheses)")
     def test_enable_grad_decorator_no_paren(self, torch):
         x = torch.ones(1, requires_grad=True)
 

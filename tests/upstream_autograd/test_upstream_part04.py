@@ -242,7 +242,6 @@ class TestAutograd(Harness):
         self.assertTrue(torch.autograd.gradcheck(fn, [x]))
         self.assertTrue(torch.autograd.gradgradcheck(fn, [x]))
 
-    @mini_fails("missing API", "torch.autograd.function.InplaceFunction")
     def test_return_duplicate_inplace(self, torch):
         test = self
 
@@ -592,7 +591,6 @@ class TestAutograd(Harness):
         view = x.narrow(0, 1, 4)
         self.assertRaisesRegex(RuntimeError, "view", lambda: view.detach_())
 
-    @mini_fails("missing API", "Tensor._base")
     def test_detach_base(self, torch):
         # Detaching the base does not detach its view.
         x = torch.randn(10, 10, requires_grad=True)
@@ -693,7 +691,6 @@ class TestAutograd(Harness):
         self.assertEqual(y.grad, torch.ones(5, 5))
         self.assertTrue(hook_called[0])
 
-    @mini_fails("missing API", "torch.autograd.function.InplaceFunction")
     def test_return_leaf_inplace(self, torch):
         class Inplace(inplace_function(torch)):
             @staticmethod

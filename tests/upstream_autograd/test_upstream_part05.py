@@ -79,7 +79,6 @@ class TestAutograd(Harness):
         run_test((10, 10), torch.zeros(10, 10))
         run_test((10,), 0)
 
-    @mini_fails("missing API", "Tensor.register_post_accumulate_grad_hook")
     def test_backward_hook_relative_ordering(self, torch):
         order = []
 
