@@ -88,9 +88,11 @@ def grad(
     result = engine.run_backward(
         outputs, grads, retain_graph, create_graph, targets, accumulate_grad=False
     )
-    for i, g in enumerate(result):
+    for i, (x, g) in enumerate(zip(inputs_tuple, result)):
         if g is None and not allow_unused:
             raise RuntimeError(errors.INPUT_UNUSED.format(i=i))
+        if g is not None and isinstance(x, Tensor) and g._data.dtype != x._data.dtype:
+            result[i] = g.to(x.dtype)  # PyTorch's validate_outputs: the input's dtype
     if materialize_grads:
         result = [
             _zeros_for(x, create_graph) if g is None else g for x, g in zip(inputs_tuple, result)

@@ -25,13 +25,6 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     return cast(self, dtypes.to_numpy(dtype))
 
 
-def type_(self, dtype=None):
-    """The type's name ('mini_autograd.FloatTensor'), or self cast to dtype."""
-    if dtype is None:
-        return f"mini_autograd.{dtypes.TENSOR_TYPE_NAMES[self._data.dtype.name]}"
-    return to(self, dtype)
-
-
 def type_as(self, other):
     """self cast to other's dtype."""
     return to(self, other.dtype)
@@ -57,7 +50,6 @@ def _cast_to(dtype):
 
 TENSOR_METHODS = {
     "to": to,
-    "type": type_,
     "type_as": type_as,
     "cpu": cpu,
     "cuda": cuda,

@@ -150,10 +150,7 @@ def _add_to_buffer(buffers, node, nr, g):
 
 def _nothing_to_compute(node, grads):
     """True when no gradient reached a built-in node: its backward would give None everywhere.
-
-    PyTorch still runs a custom Function's backward (on zeros, unless set_materialize_grads(False))
-    and an Error node then.
-    """
+    (PyTorch still runs a custom Function's backward then, and an Error node.)"""
     return not node.runs_without_gradients and all(g is None for g in grads)
 
 

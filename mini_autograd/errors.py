@@ -28,7 +28,7 @@ def version_error(tensor, saved_version, producer_name):
         f"[torch.{TENSOR_TYPE_NAMES.get(tensor._data.dtype.name, 'Tensor')} {list(tensor.shape)}]"
     )
     if producer_name is not None:
-        op = producer_name[: producer_name.rfind("Backward")] or producer_name
+        op = producer_name.replace("Backward0", "").replace("Backward", "")  # as PyTorch names it
         described += f", which is output 0 of {op},"
     return RuntimeError(
         MODIFIED_INPLACE.format(tensor=described, version=tensor._version, expected=saved_version)

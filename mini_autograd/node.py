@@ -144,6 +144,8 @@ class AccumulateGrad(Node):
     def apply(self, grad):
         """variable.grad += grad (or = grad the first time)."""
         variable = self.variable
+        if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
+            grad = grad.to(variable.dtype)
         if variable._grad is None:
             # A gradient can be shared (add passes one tensor to both inputs) or be a view, so the
             # leaf gets its own copy: later in-place changes to .grad (zero_, clipping) stay local.

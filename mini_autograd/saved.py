@@ -92,7 +92,7 @@ class SavedTensor:
         if self._output_type is not None:
             unpacked = self._output(node)
             if self._version_counter[0] != self._version:
-                raise version_error(unpacked, self._version, type(node).__name__)
+                raise version_error(unpacked, self._version, node.name())
             return unpacked
         tensor = self._value
         if self._graph[0] is not None and tensor._grad_fn is None:

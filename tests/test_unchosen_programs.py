@@ -294,11 +294,6 @@ def test_changing_the_result_of_an_in_place_activation_fails_backward(name):
     same(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="errors.version_error names the producer LeakyReluBackward1 'LeakyRelu'; torch prints "
-    "'LeakyRelu1' (it drops 'Backward' and a final 0, not the number)",
-)
 def test_the_version_error_names_leaky_relu_1_as_torch():
     def program(lib):
         h = lib.tensor(X, requires_grad=True) * 1
@@ -442,11 +437,6 @@ def test_loss_of_a_float32_input_has_torchs_dtype_and_backward(name, target_dtyp
     same(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine does not cast a gradient to its input's dtype (torch's validate_outputs "
-    "does): float32 input with a float64 target gets a float64 .grad",
-)
 def test_the_gradient_of_a_float32_input_is_float32_with_a_float64_target():
     def program(lib):
         x = lib.tensor([0.5, 1.5], requires_grad=True)
