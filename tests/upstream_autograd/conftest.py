@@ -42,6 +42,7 @@ MINI_STACKS = (
 def torch(request):
     """The engine under test, seeded as torch's TestCase seeds; grad mode and dtype restored."""
     engine = importlib.import_module(request.param)
+    engine.set_grad_enabled(True)  # whatever a test of another file left behind
     engine.manual_seed(0)
     random.seed(0)
     dtype = engine.get_default_dtype()

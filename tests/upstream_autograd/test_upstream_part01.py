@@ -302,10 +302,6 @@ class TestAutograd(Harness):
         self.assertTrue(torch.autograd.gradgradcheck(my_function, (x, y)))
 
     @mini_fails(
-        "error type or text",
-        "leaving a saved_tensors_hooks context more often than entered raises IndexError",
-    )
-    @mini_fails(
         "wrong numbers",
         "raises where torch runs: leaving a saved_tensors_hooks context more often than entered raises IndexError",
     )
