@@ -115,6 +115,7 @@ DETACH_VIEW_INPLACE = (
     "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
 )
 RETAIN_GRAD_WITHOUT_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+POST_ACCUMULATE_HOOK_RETURNED = "Tensor post accumulate grad hooks should return None."
 POST_ACCUMULATE_ON_NON_LEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"
 HOOK_WITHOUT_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
 HOOK_RESULT_COUNT = (

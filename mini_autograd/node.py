@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from . import events
+from . import errors, events
 from .grad_mode import GradMode
 from .hooks import NodeHooks, post_accumulate_grad_hooks
 from .saved import SavedTensor
@@ -147,19 +147,20 @@ class AccumulateGrad(Node):
         if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
             grad = grad.to(variable.dtype)
         if variable._grad is None:
-            # A gradient can be shared (add passes one tensor to both inputs) or be a view, so the
-            # leaf gets its own copy: later in-place changes to .grad (zero_, clipping) stay local.
-            # Under create_graph the copy is recorded (CopyBackwards), as in PyTorch.
+            # A gradient can be shared (add passes one to both inputs) or a view: the leaf gets a
+            # copy of its own (recorded, CopyBackwards, under create_graph), as in PyTorch.
             if GradMode.enabled:
                 variable._grad = grad._make(np.empty_like(grad._data)).copy_(grad)
             else:
                 variable._grad = grad.detach().clone()
-        elif grad.grad_fn is not None or variable._grad.grad_fn is not None:
+        elif GradMode.enabled:  # create_graph: a new tensor, so a .grad held elsewhere stays
             variable._grad = variable._grad + grad
         else:
             variable._grad._data += grad._data
+            variable._grad._bump_version()
         for hook in list(post_accumulate_grad_hooks(variable) or ()):
-            hook(variable)
+            if hook(variable) is not None:
+                raise RuntimeError(errors.POST_ACCUMULATE_HOOK_RETURNED)
         return ()
 
     def __repr__(self):

@@ -171,19 +171,34 @@ def as_array(data, np_dtype=None):
     if isinstance(data, np.ndarray):
         array = data
     else:
+        values = _values(data)  # data itself unless a tensor stands in it
         try:
-            array = np.array(data)
+            array = np.array(values)
         except ValueError as error:
             raise ValueError(
                 f"could not make a tensor from {type(data).__name__}: {error}"
             ) from None
-        if array.dtype == np.float64 and np_dtype is None and not isinstance(data, np.generic):
+        python_floats = values is data and not isinstance(data, np.generic)
+        if array.dtype == np.float64 and np_dtype is None and python_floats:
             array = array.astype(dtypes.default_float())  # Python floats: float32, as in torch
     if array.dtype.kind not in "fib":
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if np_dtype is not None and array.dtype != np_dtype:
         array = array.astype(np_dtype)
     return array if array.flags.writeable else array.copy()
+
+
+def _values(data):
+    """Nested lists and tuples with each tensor in them made a scalar, as torch.tensor reads them
+    (a tensor of one element only)."""
+    if isinstance(data, TensorData):
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data._data.reshape(())
+    if isinstance(data, (list, tuple)):
+        converted = [_values(d) for d in data]
+        return converted if any(c is not d for c, d in zip(converted, data)) else data
+    return data
 
 
 def other_library(x):

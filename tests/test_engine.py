@@ -8,6 +8,7 @@ results (or errors) must be equal.
 
 import gc
 import sys
+import warnings
 import weakref
 
 import numpy as np
@@ -998,3 +999,38 @@ def test_small_tensor_api_of_pytorch():
         return view._base is x, x._base, view.output_nr, x.grad, recorded, inplace
 
     assert same_on_both(program) == ("ok", (True, None, 0, None, True, (False,)))
+
+
+def test_a_second_backward_with_create_graph_makes_a_new_grad():
+    """Under create_graph the sum is a new tensor: a .grad referenced before keeps its values."""
+
+    def program(lib):
+        x = lib.ones(3, requires_grad=True, dtype=lib.float64)
+        y = x * 2
+        y.sum().backward(retain_graph=True)
+        before = x.grad
+        y.sum().backward(create_graph=True)
+        return before.tolist(), x.grad.tolist(), before is x.grad
+
+    assert same_on_both(program) == ("ok", ([2.0] * 3, [4.0] * 3, False))
+
+
+def test_a_list_holding_a_tensor_that_requires_grad_makes_a_tensor_of_its_values():
+    assert (
+        same_on_both(lambda lib: lib.tensor([lib.ones(1, requires_grad=True)]).tolist())[0] == "ok"
+    )
+
+
+def test_decorating_a_class_with_no_grad_warns_as_pytorch_does():
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+
+            @lib.no_grad()
+            class Made:
+                def __init__(self):
+                    self.records = lib.ones(1, requires_grad=True).mul(2).requires_grad
+
+        return Made().records, [(w.category.__name__, str(w.message)) for w in caught]
+
+    assert same_on_both(program)[1][0] is False

@@ -247,6 +247,12 @@ def _post_accumulate_hook_on_a_non_leaf(lib):
     (f64(lib, [1.0, 2.0], True) * 2).register_post_accumulate_grad_hook(identity)
 
 
+def _post_accumulate_hook_returns_a_value(lib):
+    x = f64(lib, [1.0, 2.0], True)
+    x.register_post_accumulate_grad_hook(lambda t: t.grad)
+    (x * 2).sum().backward()
+
+
 CASES = {
     "FREED": _second_backward,
     "MODIFIED_INPLACE": _saved_output_modified_in_place,  # errors.version_error
@@ -266,6 +272,7 @@ CASES = {
     "UNPACK_HOOK_NOT_A_TENSOR": _unpack_hook_returns_a_number,
     "SAVED_DETACHED_IN_PLACE": _saved_tensor_detached_in_place,
     "POST_ACCUMULATE_ON_NON_LEAF": _post_accumulate_hook_on_a_non_leaf,
+    "POST_ACCUMULATE_HOOK_RETURNED": _post_accumulate_hook_returns_a_value,
     "DETACH_VIEW_INPLACE": _view_detached_in_place,
     "RETAIN_GRAD_WITHOUT_GRAD": _retain_grad_without_grad,
     "HOOK_WITHOUT_GRAD": _hook_on_tensor_without_grad,
