@@ -4,8 +4,36 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, engine, events
 from ..tensor import Tensor, check_can_require_grad
+
+NO_BACKWARD_RUNNING = "Final callbacks can only be installed during backward pass."
+
+
+class ExecutionEngine:
+    """Variable._execution_engine: queue_callback(fn) runs fn once the running backward call ends
+    (and a callback may queue another)."""
+
+    def __init__(self):
+        self._queued = {}  # backward call -> callbacks
+        self._finishing = None  # the call whose callbacks run now
+        events.backward_finished.append(self._run_queued)
+
+    def queue_callback(self, callback):
+        """Run `callback()` when the backward call running now has finished its graph."""
+        call = self._finishing or engine.current_call()
+        if call is None:
+            raise RuntimeError(NO_BACKWARD_RUNNING)
+        self._queued.setdefault(call, []).append(callback)
+
+    def _run_queued(self, call):
+        callbacks, self._finishing = self._queued.get(call, []), call
+        try:
+            while callbacks:
+                callbacks.pop(0)()
+        finally:
+            self._queued.pop(call, None)
+            self._finishing = None
 
 
 class VariableMeta(type):
@@ -17,6 +45,8 @@ class VariableMeta(type):
 
 class Variable(metaclass=VariableMeta):
     """Variable(tensor, requires_grad=False): a new leaf with the tensor's data and version counter."""
+
+    _execution_engine = ExecutionEngine()
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if volatile:

@@ -103,9 +103,11 @@ from .reductions import (
     prod,
     sort,
     std,
+    std_mean,
     sum,
     topk,
     var,
+    var_mean,
 )
 from .setitem import index_put, index_put_
 from .shape import (
@@ -117,6 +119,7 @@ from .shape import (
     narrow,
     permute,
     reshape,
+    select,
     split,
     squeeze,
     stack,
@@ -275,6 +278,8 @@ __all__ = [
     "squeeze",
     "stack",
     "std",
+    "std_mean",
+    "select",
     "sub",
     "sum",
     "t",
@@ -290,6 +295,7 @@ __all__ = [
     "unbind",
     "unsqueeze",
     "var",
+    "var_mean",
     "where",
     "zero_",
 ]
@@ -322,6 +328,7 @@ NO_OUT = {
     *("allclose", "chunk", "clone", "count_nonzero", "detach", "equal", "flatten", "flip"),
     *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
     *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),
+    *("select", "std_mean", "var_mean"),
 }
 # the name of the first argument, where it is not `input`
 FIRST_ARGUMENT = {"cat": "tensors", "stack": "tensors", "where": "condition"}

@@ -125,6 +125,7 @@ METHODS = {
     "chunk": shape.chunk,
     "split": shape.split,
     "unbind": shape.unbind,
+    "select": shape.select,
     "narrow": shape.narrow,
     "__getitem__": shape.getitem,
     "__setitem__": setitem.setitem,

@@ -798,6 +798,14 @@ def unbind(self, dim=0):
     return _views_of(self, pieces, UnbindBackward0, {"dim": dim}, len(pieces))
 
 
+def select(self, dim, index):
+    """self[..., index, ...] at dimension dim (a view without that dimension); backward: g put
+    back into zeros at `index` (SelectBackward0)."""
+    if self._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    return self[(slice(None),) * normalize_dim(dim, self._data.ndim) + (index,)]
+
+
 def narrow(self, dim, start, length):
     """self[..., start:start + length, ...] along dim (a view, recorded as a slice).
 

@@ -363,7 +363,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         go = torch.randn(a.size(), dtype=torch.double, device=DEVICE, requires_grad=True)
         self.assertTrue(torch.autograd.gradgradcheck(func, (a, b), (go,)))
 
-    @mini_fails("missing API", "Tensor.select")
     def test_inplace_on_view_non_contig_cpu(self, torch):
         root = torch.ones(2, 3, 2, device=DEVICE).select(2, 1).t().requires_grad_(True)
         x = root.clone()

@@ -671,7 +671,6 @@ class TestAutograd(Harness):
         y = x.view(2, 2)
         y.add_(torch.randn(2, 2, requires_grad=True))
 
-    @mini_fails("missing API", "torch.var_mean")
     def test_retains_grad_inplace_multiple_outputs(self, torch):
         class DoubleMul(torch.autograd.Function):
             @staticmethod
@@ -752,7 +751,6 @@ class TestAutograd(Harness):
         self.assertEqual(count1[0], 1)
         self.assertEqual(a.grad, torch.tensor([8.0]))
 
-    @mini_fails("missing API", "torch.var_mean")
     def test_tensor_hooks_inplace_multiple_outputs(self, torch):
         class DoubleMul(torch.autograd.Function):
             @staticmethod

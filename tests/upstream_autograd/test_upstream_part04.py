@@ -340,7 +340,6 @@ class TestAutograd(Harness):
         self._test_setitem_tensor(torch, (5, 5), Variable(mask))
         self._test_setitem_tensor(torch, (5,), Variable(mask[0]))
 
-    @mini_fails("missing API", "Tensor.select")
     def test_select_sum(self, torch):
         x = torch.randn(10, dtype=torch.double, requires_grad=True)
 

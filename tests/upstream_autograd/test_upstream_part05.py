@@ -39,7 +39,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(Exception, "Simulate error"):
             d.sum().backward()
 
-    @mini_fails("missing API", "torch.var_mean")
     def test_var_mean_differentiable(self, torch):
         dim = [2, 4]
         keepdim = False

@@ -427,7 +427,6 @@ class TestAutograd(Harness):
         ):
             self.assertEqual(param.grad, checkpoint_param.grad)
 
-    @mini_fails("missing API", "Variable._execution_engine.queue_callback")
     def test_callback_adds_callback(self, torch):
         engine = torch.autograd.Variable._execution_engine
         called = [0]
@@ -497,17 +496,14 @@ class TestAutograd(Harness):
         torch.autograd.backward([t3])
         return counter
 
-    @mini_fails("missing API", "Variable._execution_engine.queue_callback")
     def test_reentrant_with_callbacks_depth_0(self, torch):
         ret = self._test_reentrant_with_callbacks(torch, [0])
         self.assertEqual((ret["outer"], ret["inner"]), (1, 0))
 
-    @mini_fails("missing API", "Variable._execution_engine.queue_callback")
     def test_reentrant_with_callbacks_depth_1(self, torch):
         ret = self._test_reentrant_with_callbacks(torch, [1])
         self.assertEqual((ret["outer"], ret["inner"]), (0, 1))
 
-    @mini_fails("missing API", "Variable._execution_engine.queue_callback")
     def test_reentrant_with_callbacks_both_depths(self, torch):
         ret = self._test_reentrant_with_callbacks(torch, [0, 1])
         self.assertEqual((ret["outer"], ret["inner"]), (1, 1))
