@@ -15,20 +15,15 @@ import os
 import re
 import shlex
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from headless_chromium import Chromium
+from lab_server import TOKEN, lab_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium")
-TOKEN = "course-test"
-START_TIMEOUT_S = 60
 KERNEL_TIMEOUT_S = 90
 SAVE_TIMEOUT_S = 30
 NOTEBOOKS = [
@@ -71,12 +66,6 @@ def lab_options(root: Path) -> list[str]:
     return options
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """JupyterLab, started as `make lab` starts it, on a copy of the notebooks: (address, root)."""
@@ -86,25 +75,8 @@ def lab(tmp_path_factory):
         shutil.copy2(ROOT / path, root / path)
     config, data = tmp_path_factory.mktemp("config"), tmp_path_factory.mktemp("data")
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "JUPYTER_DATA_DIR": str(data)}
-    port = free_port()
-    command = [sys.executable, "-m", "jupyterlab", *lab_options(root), "--allow-root"]
-    command += ["--no-browser", f"--port={port}", f"--ServerApp.token={TOKEN}"]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(server.stderr.read().decode()[-2000:]) from None
-                time.sleep(0.5)
+    with lab_server(lab_options(root), env) as base:
         yield base, root
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 def wait(condition, timeout_s: float, what: str):

@@ -10,23 +10,19 @@ build/test-artifacts/lab-04.png.
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 from headless_chromium import Chromium
+from lab_server import TOKEN, lab_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = ROOT / "notebooks" / "04_freeing_and_retain_graph.ipynb"
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 CHROMIUM = shutil.which("chromium")
 LAB_SETTINGS = ROOT / "course" / "lab_settings"
-TOKEN = "course-test"
 START_TIMEOUT_S = 60
 
 pytestmark = pytest.mark.skipif(
@@ -47,38 +43,14 @@ OUTPUTS = """(() => {
 })()"""
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """JupyterLab serving a copy of chapter 04 with no trusted notebooks: its base address."""
     root, data = tmp_path_factory.mktemp("clone"), tmp_path_factory.mktemp("jupyter-data")
     shutil.copy(CHAPTER, root / CHAPTER.name)
-    port = free_port()
-    env = {**os.environ, "JUPYTER_DATA_DIR": str(data)}
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}"]
-    command += [f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root"]
-    command.append(f"--LabApp.app_settings_dir={LAB_SETTINGS}")  # as `make lab` runs it
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(server.stderr.read().decode()[-2000:]) from None
-                time.sleep(0.5)
+    options = [f"--ServerApp.root_dir={root}", f"--LabApp.app_settings_dir={LAB_SETTINGS}"]
+    with lab_server(options, {**os.environ, "JUPYTER_DATA_DIR": str(data)}) as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 def stored_images() -> tuple[int, int]:
