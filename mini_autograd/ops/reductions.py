@@ -407,7 +407,6 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=N
     return _variance(self, dim, unbiased, keepdim, correction, "var")
 
 
-
 def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over dim, in one call. PyTorch records one VarMeanBackward0 node for both;
     here each is its own node (VarBackward0, MeanBackward), with the same gradients."""
@@ -419,6 +418,7 @@ def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over dim, in one call (PyTorch's one StdMeanBackward0 node is two here)."""
     kept = {"keepdim": keepdim} if dim is None else {"dim": dim, "keepdim": keepdim}
     return std(self, dim, unbiased, keepdim, correction=correction), mean(self, **kept)
+
 
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """sqrt(var(self, dim, ...)): the standard deviation; backward: var's, times g / (2 * out)."""
