@@ -22,6 +22,7 @@ import itertools
 import signal
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,7 +164,8 @@ def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
     table = {}
     show(f"{'piece':<6} {'mutants':>7} {'caught':>6} {'equiv.':>6} {'survive':>7} {'caught %':>8}")
     totals = {"caught": 0, "equivalent": [], "survived": []}
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # `x is 0`: a mutant, not a learner's line
         for task in tasks:
             row = {"caught": 0, "equivalent": [], "survived": []}
             for description, mutated in mutants(source, task.id):
