@@ -115,7 +115,7 @@ def _finish(call, previous_mode):
     GradMode.enabled = previous_mode
     _running.pop()
     call.graph = None
-    for observer in events.backward_finished:
+    for observer in list(events.backward_finished):  # an observer may detach itself
         observer(call)
 
 

@@ -17,7 +17,6 @@ class ExecutionEngine:
     def __init__(self):
         self._queued = {}  # backward call -> callbacks
         self._finishing = None  # the call whose callbacks run now
-        events.backward_finished.append(self._run_queued)
 
     def queue_callback(self, callback):
         """Run `callback()` when the backward call running now has finished its graph."""
@@ -25,6 +24,7 @@ class ExecutionEngine:
         if call is None:
             raise RuntimeError(NO_BACKWARD_RUNNING)
         self._queued.setdefault(call, []).append(callback)
+        events.attach(events.backward_finished, self._run_queued)  # only while one waits
 
     def _run_queued(self, call):
         callbacks, self._finishing = self._queued.get(call, []), call
@@ -34,6 +34,8 @@ class ExecutionEngine:
         finally:
             self._queued.pop(call, None)
             self._finishing = None
+            if not self._queued:
+                events.detach(events.backward_finished, self._run_queued)
 
 
 class VariableMeta(type):
