@@ -687,3 +687,19 @@ def test_program_matches_torch(program, request):
     if program in NEEDS:
         request.applymarker(pytest.mark.xfail(strict=True, reason=NEEDS[program]))
     run_both(program)
+
+
+def test_writing_into_an_expanded_tensor_writes_its_one_element():
+    """An expanded tensor shares its element: t[0] = 5 is seen in every position, as in PyTorch
+    (and an in-place operation over all of it is refused, as there)."""
+
+    def program(lib):
+        t = lib.zeros(1).clone().expand(3)
+        t[0] = 5
+        try:
+            lib.zeros(1).expand(3).add_(1)
+        except RuntimeError as error:
+            refused = str(error)
+        return t.tolist(), refused
+
+    assert program(ma) == program(torch)

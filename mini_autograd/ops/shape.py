@@ -256,6 +256,8 @@ def expand(self, *sizes):
         data = np.broadcast_to(self._data, target)
     except ValueError:
         raise _expand_error(self, sizes) from None
+    if self._data.flags.writeable:  # as in PyTorch, writing into an expanded tensor is allowed
+        data = np.lib.stride_tricks.as_strided(self._data, data.shape, data.strides)
     if data.shape == self._data.shape and not wants_grad(self):  # a no-op, nothing to record
         return Tensor._make(self._data)
     return _view_of(self, data, ExpandBackward0, {"self_sym_sizes": self._data.shape})
