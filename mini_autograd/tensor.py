@@ -163,10 +163,9 @@ class Tensor(TensorData):
         if not retains_grad(self):
             add_tensor_hook(self, RetainGradHook(self))
 
-    @property
-    def retains_grad(self):
-        """Whether retain_grad() was called on this non-leaf tensor."""
-        return retains_grad(self)
+    retains_grad = property(
+        lambda self: retains_grad(self), doc="Whether retain_grad() was called."
+    )
 
     def register_post_accumulate_grad_hook(self, hook):
         """hook(self) runs after backward has accumulated into this leaf's .grad."""

@@ -21,6 +21,10 @@ from ..ops.recording import announce
 from ..saved import SavedTensor
 from ..tensor import Tensor
 
+DIRTY_NOT_AN_INPUT = (
+    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+    "mutated should be passed to ctx.mark_dirty()."
+)
 BACKWARD_AND_VJP = (
     "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only "
     "implement one of them."
@@ -314,12 +318,10 @@ def _wrap_output(ctx, out, output_nr, args, recording):
                 "mini_autograd does not support ctx.mark_dirty() on a view of a tensor that "
                 "requires grad; return a new tensor instead (out-of-place)."
             )
+        if not is_input and owner is not None:  # PyTorch refuses a view, and warns otherwise
+            raise RuntimeError(DIRTY_NOT_AN_INPUT)
         if not is_input:
-            warnings.warn(
-                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
-                "that have been mutated should be passed to ctx.mark_dirty().",
-                stacklevel=4,
-            )
+            warnings.warn(DIRTY_NOT_AN_INPUT, stacklevel=4)
     elif is_input:
         out = out.detach()  # returned as it is: the output is an alias, the input stays as it was
     out.grad_fn, out._requires_grad, out._output_nr = ctx, True, output_nr

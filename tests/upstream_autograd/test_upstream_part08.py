@@ -467,9 +467,6 @@ class TestAutograd(Harness):
         ):
             fn(a, b)
 
-    @mini_fails(
-        "error type or text", "mark_dirty on a tensor that is not an input warns instead of raising"
-    )
     def test_custom_function_mark_output_view_of_intermediate(self, torch):
         class Func(torch.autograd.Function):
             @staticmethod
