@@ -18,10 +18,37 @@ class GradcheckError(RuntimeError):
     """Error raised by gradcheck and gradgradcheck."""
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
-    """True if backward's jacobian of func at inputs matches finite differences (else raises)."""
+NOT_REENTRANT = (
+    "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+    "times gives different values, although analytical gradient matches numerical gradient."
+    "The tolerance for nondeterminism was {}."
+)
+FAST_MODE_NOTE = (
+    "\nThe above quantities relating the numerical and analytical jacobians are computed \n"
+    "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
+    "about fast mode.\n"
+)
+
+
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    fast_mode=False,
+):
+    """True if backward's jacobian of func at inputs matches finite differences (else raises).
+
+    fast_mode compares one number per (output, input) pair, v^T J u for random unit vectors u
+    and v, instead of every element of J; backward runs twice, and the two results may differ
+    by nondet_tol at most (else backward is "not reentrant").
+    """
     try:
-        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol)
+        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, fast_mode)
     except GradcheckError:
         if raise_exception:
             raise
@@ -29,7 +56,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def gradgradcheck(
-    func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    fast_mode=False,
 ):
     """gradcheck of the gradients (create_graph=True) with respect to inputs and grad_outputs."""
     inputs = _as_tuple(inputs)
@@ -55,23 +91,34 @@ def gradgradcheck(
         atol=atol,
         rtol=rtol,
         raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        fast_mode=fast_mode,
     )
 
 
-def _gradcheck(func, inputs, eps, atol, rtol):
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, fast_mode):
     _check_inputs(inputs)
     wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     func_out = _as_tuple(func(*inputs))
     outputs = _differentiable(func_out)
     floats = [o for o in func_out if o._data.dtype.kind == "f"]
+    keep = [k for k, o in enumerate(floats) if o.requires_grad]
+    if fast_mode:
+        _fast_gradcheck(func, inputs, wrt, outputs, keep, eps, atol, rtol, nondet_tol)
+        _check_backward_multiplies_by_grad_output(outputs, wrt)
+        return True
     numerical = _numerical_jacobians(func, inputs, wrt, eps)  # [input][float output]
     if not outputs:
         if any(np.any(j != 0) for per_input in numerical for j in per_input):
             raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
-    keep = [k for k, o in enumerate(floats) if o.requires_grad]
     for i, out in enumerate(outputs):
         analytical = _analytical_jacobians(wrt, out)
+        if any(
+            np.max(np.abs(a - b), initial=0) > nondet_tol
+            for a, b in zip(analytical, _analytical_jacobians(wrt, out))
+        ):
+            raise GradcheckError(NOT_REENTRANT.format(nondet_tol))
         for j, (a, per_input) in enumerate(zip(analytical, numerical)):
             n = per_input[keep[i]]
             if not np.allclose(a, n, rtol, atol):
@@ -81,6 +128,50 @@ def _gradcheck(func, inputs, eps, atol, rtol):
                 )
     _check_backward_multiplies_by_grad_output(outputs, wrt)
     return True
+
+
+def _fast_gradcheck(func, inputs, wrt, outputs, keep, eps, atol, rtol, nondet_tol):
+    """PyTorch's fast mode: for each output i and input j, v_i . (J u_j) from finite differences
+    along u_j against (v_i^T J) . u_j from one backward, with atol scaled by sum(u) sum(v)."""
+    rng = np.random.default_rng(0)
+    us = [_unit(rng, x) for x in wrt]
+    jvps = [_numerical_directional(func, inputs, x, u, eps) for x, u in zip(wrt, us)]
+    if not outputs:
+        if any(np.any(d != 0) for per_input in jvps for d in per_input):
+            raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    for i, out in enumerate(outputs):
+        v = _unit(rng, out)
+        vjps = [grad(out, wrt, Tensor._make(v), retain_graph=True, allow_unused=True) for _ in "12"]
+        for g1, g2 in zip(*vjps):
+            if g1 is not None and np.max(np.abs(g1._data - g2._data), initial=0) > nondet_tol:
+                raise GradcheckError(NOT_REENTRANT.format(nondet_tol))
+        for j, (g, u, per_input) in enumerate(zip(vjps[0], us, jvps)):
+            analytical = 0.0 if g is None else float(np.sum(g._data * u))
+            numerical = float(np.sum(v * per_input[keep[i]].reshape(v.shape)))
+            if not np.isclose(analytical, numerical, rtol, atol * u.sum() * v.sum()):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+                    f"numerical:{Tensor._make(np.asarray(numerical))!r}\n"
+                    f"analytical:{Tensor._make(np.asarray(analytical))!r}\n" + FAST_MODE_NOTE
+                )
+
+
+def _unit(rng, tensor):
+    """A random vector of the tensor's shape and dtype, of norm 1, as fast mode draws them."""
+    vector = rng.random(tensor.shape).astype(tensor._data.dtype)
+    return vector / np.linalg.norm(vector)
+
+
+def _numerical_directional(func, inputs, x, u, eps):
+    """(f(x + eps u) - f(x - eps u)) / (2 eps) for each float output: J u, x changed in place."""
+    data, original = x._data, x._data.copy()
+    data[...] = original - eps * u
+    before = _float_outputs(func, inputs)
+    data[...] = original + eps * u
+    after = _float_outputs(func, inputs)
+    data[...] = original
+    return [(a - b) / (2 * eps) for b, a in zip(before, after)]
 
 
 def _check_inputs(inputs):
