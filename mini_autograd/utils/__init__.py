@@ -1,5 +1,5 @@
-"""torch.utils' data loading (utils.data)."""
+"""torch.utils: data loading (utils.data) and activation checkpointing (utils.checkpoint)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

@@ -297,7 +297,6 @@ class TestNestedCheckpoint(Harness):
         self.assertEqual([ref().node_name for ref in refs if ref() is not None], [])
 
     @pytest.mark.parametrize("early_stop", [True, False])
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint(self, torch, early_stop):
         with utils_checkpoint(torch).set_checkpoint_early_stop(early_stop):
             x = torch.randn((), requires_grad=True)
@@ -321,7 +320,6 @@ class TestNestedCheckpoint(Harness):
                         self.check_graph_dies(torch, actual_fn)
 
     @pytest.mark.parametrize("early_stop", [True, False])
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint_two_children(self, torch, early_stop):
         with utils_checkpoint(torch).set_checkpoint_early_stop(early_stop):
 
@@ -356,7 +354,6 @@ class TestNestedCheckpoint(Harness):
             self.check_graph_dies(torch, grad(sum(c(grad(sum(c(hc)))))))
 
     @pytest.mark.parametrize("early_stop", [True, False])
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint_non_tensor_inputs_and_outputs(self, torch, early_stop):
         def fn(k, a, b, f):
             return f(k * a * b.exp()), 1, "abcd"
@@ -377,7 +374,6 @@ class TestNestedCheckpoint(Harness):
             self.assertTrue(torch.allclose(actual, expected))
 
     @pytest.mark.parametrize("early_stop", [True, False])
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint_kwargs(self, torch, early_stop):
         def fn(a, blah=None):
             out = a.sin().exp()
@@ -396,7 +392,6 @@ class TestNestedCheckpoint(Harness):
                 self.assertTrue(torch.allclose(actual, expected))
 
     @pytest.mark.parametrize("early_stop", [True, False])
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint_same_graph(self, torch, early_stop):
         counter = [0]
 
@@ -414,7 +409,6 @@ class TestNestedCheckpoint(Harness):
         self.assertEqual(counter[0], 1)
 
     @pytest.mark.parametrize("early_stop", [True, False])
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint_reentrant_backwards(self, torch, early_stop):
         def fn(a):
             x = a.sin().cos()
@@ -430,7 +424,6 @@ class TestNestedCheckpoint(Harness):
         out.grad_fn.register_hook(hook)
         out.backward(retain_graph=True)
 
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_nested_checkpoint_set_early_stop(self, torch):
         uc = utils_checkpoint(torch)
         counter = [0]

@@ -283,7 +283,6 @@ class TestAutograd(Harness):
             b = Test.apply(a)
         b.backward()
 
-    @mini_fails("missing API", "torch.utils.checkpoint")
     def test_save_on_cpu_and_checkpoint(self, torch):
         a = torch.randn(2, 2, requires_grad=True)
         b = a.pow(2).pow(2).pow(2).pow(2)
