@@ -99,9 +99,7 @@ class SavedTensor:
             raise RuntimeError(errors.SAVED_DETACHED_IN_PLACE)
         if tensor._version != self._version:
             producer = tensor.grad_fn
-            raise version_error(
-                tensor, self._version, None if producer is None else producer.name()
-            )
+            raise version_error(tensor, self._version, producer and producer.name())
         return tensor
 
     def _rejoined(self, value, node):
@@ -110,6 +108,8 @@ class SavedTensor:
         if not isinstance(value, TensorData):
             raise TypeError(errors.UNPACK_HOOK_NOT_A_TENSOR.format(type=type(value).__name__))
         grad_fn, requires_grad, accumulator = self._graph or (node, node is not None, None)
+        if grad_fn is None and not requires_grad:
+            return value  # nowhere in the graph to rejoin: as unpack returned it, as in PyTorch
         tensor = value._make(value._data, requires_grad, grad_fn, self._output_nr)
         tensor._version_counter = value._version_counter
         tensor._accumulator = None if accumulator is None else weakref.ref(accumulator)

@@ -5,6 +5,7 @@ Each program `fn(lib)` runs with `lib = torch` and `lib = mini_autograd`.
 """
 
 import importlib
+import logging
 import warnings
 
 import numpy as np
@@ -406,10 +407,16 @@ def test_nested_group_error():  # its text has the group's address: compared up 
 
 
 def test_debug_error_names_the_debug_flag():
-    for lib in LIBS:
-        program = nondeterministic(saves_2, saves_2_other_shape, debug=True)
-        with pytest.raises(RuntimeError, match="because you passed `debug=True` to checkpoint"):
-            program(lib)
+    logger = logging.getLogger("LoggingTensor")  # torch's debug mode leaves it set when it raises
+    level, propagate = logger.level, logger.propagate
+    try:
+        for lib in LIBS:
+            program = nondeterministic(saves_2, saves_2_other_shape, debug=True)
+            with pytest.raises(RuntimeError, match="because you passed `debug=True` to checkpoint"):
+                program(lib)
+    finally:
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def test_determinism_check_none_lets_a_different_dtype_through():

@@ -312,11 +312,6 @@ class TestAutograd(Harness):
                 out += a
                 out.sum().backward()
 
-    @mini_fails(
-        "graph structure",
-        "AssertionError: an unpack hook's tensor that needs no grad comes back as a new "
-        "tensor (torch returns it as is)",
-    )
     def test_checkpointing_without_reentrant_saved_object_identity(self, torch):
         checkpoint = checkpoint_module(torch).checkpoint
         x_backward = None
