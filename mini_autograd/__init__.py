@@ -108,8 +108,10 @@ from .settings import (
     compile,
     get_float32_matmul_precision,
     get_num_threads,
+    is_warn_always_enabled,
     set_float32_matmul_precision,
     set_num_threads,
+    set_warn_always,
     use_deterministic_algorithms,
 )
 from .tensor import Tensor

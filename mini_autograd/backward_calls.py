@@ -12,6 +12,7 @@ import numpy as np
 
 from . import engine, errors
 from .node import Node, gradient_edge
+from .settings import warn_once
 from .tensor import Tensor
 
 
@@ -27,16 +28,6 @@ class GradientEdge(NamedTuple):
     ownership_token: Node | None = None
 
 
-_warned = set()  # torch gives some warnings once per process
-
-
-def warn_once(message):
-    """A UserWarning the first time only, as torch's TORCH_WARN_ONCE."""
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, UserWarning, stacklevel=4)
-
-
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(tensors)/d(leaf) into leaf.grad for every leaf (or only `inputs`)."""
     inputs = None if inputs is None else _inputs_tuple(inputs, "backward")
@@ -46,7 +37,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _check_outputs(tensors, grads)
     targets = None if inputs is None else [_input_edge(x, accumulate_grad=True) for x in inputs]
     if create_graph:
-        warn_once(errors.CREATE_GRAPH_WITH_BACKWARD)
+        warn_once(errors.CREATE_GRAPH_WITH_BACKWARD, stacklevel=4)
     engine.run_backward(tensors, grads, retain_graph, create_graph, targets)
 
 

@@ -341,7 +341,7 @@ def public_texts():
 @pytest.mark.parametrize("name", CASES)
 def test_the_mistake_gives_torch_s_text_from_errors_py(name, monkeypatch):
     """The same type and text as torch, and the text is errors.py's (its template filled in)."""
-    monkeypatch.setattr(ma.backward_calls, "_warned", set())  # as in a fresh process
+    monkeypatch.setattr(ma.settings, "_warned", set())  # as in a fresh process
     if name in TORCH_ONCE_PER_PROCESS:
         expected = TORCH_ONCE_PER_PROCESS[name]
     else:

@@ -5,12 +5,12 @@ the backward formulas are PyTorch's, down to how they scale by a number (mul.Sca
 """
 
 import math
-import warnings
 
 import numpy as np
 
 from .. import dtypes
 from ..node import Node
+from ..settings import warn_once
 from ..tensor import Tensor
 from .broadcasting import broadcasting, summed_to_inputs
 from .piecewise import where
@@ -192,7 +192,6 @@ ALPHA_FIRST_DEPRECATED = (
     "This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider "
     "using one of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)"
 )
-_warned_alpha_first = [False]  # PyTorch warns once per process, whichever overload is used
 
 
 def alpha_first(name, other, alpha):
@@ -200,9 +199,8 @@ def alpha_first(name, other, alpha):
     it still accepts, with a warning; any other call's arguments as they are."""
     if not isinstance(alpha, Tensor) or isinstance(other, Tensor):
         return other, alpha
-    if not _warned_alpha_first[0]:
-        _warned_alpha_first[0] = True
-        warnings.warn(ALPHA_FIRST_DEPRECATED.format(name=name), UserWarning, stacklevel=3)
+    # once per process, whichever overload is used first
+    warn_once(ALPHA_FIRST_DEPRECATED.format(name=name), stacklevel=3, key="alpha first")
     return alpha, other
 
 

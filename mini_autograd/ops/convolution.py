@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from ..backward_calls import warn_once
 from ..dtypes import TENSOR_TYPE_NAMES
 from ..node import Node, gradient_edge
+from ..settings import warn_once
 from ..tensor import Tensor
 from .recording import announce, record, save, wants_grad
 from .shape import squeeze, unsqueeze
@@ -345,7 +345,7 @@ def _same_padding(input, weight, stride, dilation):
     left = [total // 2 for total in totals]
     extra = [total - 2 * half for total, half in zip(totals, left)]
     if any(extra):
-        warn_once(SAME_PADDING_WARNING)
+        warn_once(SAME_PADDING_WARNING, stacklevel=3)
         pad = []
         for e in reversed(extra):  # F.pad's order: the last dim first
             pad += [0, e]

@@ -12,6 +12,7 @@ import numpy as np
 from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
 from ..grad_mode import GradMode
 from ..node import Node, gradient_edge
+from ..settings import warn_once
 from ..tensor import Tensor
 from ..tensor_data import other_library
 from .advanced_indexing import index, index_put_into_zeros
@@ -842,7 +843,6 @@ def narrow(self, dim, start, length):
 MESHGRID_INDEXING_WARNING = (
     "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
 )
-_warned_meshgrid = [False]  # PyTorch gives that warning once per process
 
 
 def meshgrid(*tensors, indexing=None):
@@ -855,9 +855,7 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        if not _warned_meshgrid[0]:
-            _warned_meshgrid[0] = True
-            warnings.warn(MESHGRID_INDEXING_WARNING, UserWarning, stacklevel=2)
+        warn_once(MESHGRID_INDEXING_WARNING, stacklevel=2)
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")

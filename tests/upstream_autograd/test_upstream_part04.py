@@ -74,7 +74,6 @@ class TestAutograd(Harness):
         c.backward(torch.tensor([1, 1, 1], dtype=torch.double), retain_graph=True)
         c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
 
-    @mini_fails("missing API", "torch.set_warn_always and torch.is_warn_always_enabled")
     def test_backward_create_graph_warns(self, torch):
         import warnings
 

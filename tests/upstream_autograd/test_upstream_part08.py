@@ -741,7 +741,6 @@ class TestAutograd(Harness):
         gc.collect()
         self.assertIsNone(ref())
 
-    @mini_fails("missing API", "torch.set_warn_always and torch.is_warn_always_enabled")
     def test_create_graph_and_full_backward_hook_cycle(self, torch):
         class TestCls:
             pass
