@@ -145,9 +145,7 @@ def _ma_saved(node):
         if array is None:  # packed by a saved_tensors_hooks pack hook: only its size is known
             found.append((name, None, saved.nbytes, id(saved)))
             continue
-        storage = array
-        while isinstance(storage.base, np.ndarray):
-            storage = storage.base
+        storage = _root_array(array)
         found.append((name, array.shape, storage.nbytes, id(storage)))
     return found
 
@@ -201,10 +199,18 @@ def _storage(tensor):
     if hasattr(tensor, "untyped_storage"):  # torch
         storage = tensor.untyped_storage()
         return storage.nbytes(), (str(tensor.device), storage.data_ptr())
-    array = np.asarray(as_numpy(tensor))  # the learner's engine: the numpy array itself
-    while isinstance(array.base, np.ndarray):
-        array = array.base
+    array = _root_array(np.asarray(as_numpy(tensor)))  # the learner's engine: its numpy array
     return array.nbytes, id(array)
+
+
+def _root_array(array):
+    """The array that owns the memory `array` views (through numpy's strided-view wrappers too)."""
+    base = array.base
+    while base is not None:
+        if isinstance(base, np.ndarray):
+            array = base
+        base = getattr(base, "base", None)
+    return array
 
 
 @dataclass
