@@ -121,6 +121,7 @@ from .shape import (
     reshape,
     select,
     split,
+    split_with_sizes,
     squeeze,
     stack,
     t,
@@ -271,6 +272,7 @@ __all__ = [
     "sinh_",
     "sort",
     "split",
+    "split_with_sizes",
     "sqrt",
     "sqrt_",
     "square",
@@ -328,7 +330,7 @@ NO_OUT = {
     *("allclose", "chunk", "clone", "count_nonzero", "detach", "equal", "flatten", "flip"),
     *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
     *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),
-    *("select", "std_mean", "var_mean"),
+    *("select", "split_with_sizes", "std_mean", "var_mean"),
 }
 # the name of the first argument, where it is not `input`
 FIRST_ARGUMENT = {"cat": "tensors", "stack": "tensors", "where": "condition"}

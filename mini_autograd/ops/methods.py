@@ -124,6 +124,7 @@ METHODS = {
     "reshape_as": shape.reshape_as,
     "chunk": shape.chunk,
     "split": shape.split,
+    "split_with_sizes": shape.split_with_sizes,
     "unbind": shape.unbind,
     "select": shape.select,
     "narrow": shape.narrow,

@@ -792,6 +792,11 @@ def split(self, split_size_or_sections, dim=0):
     return _split(self, dim, sizes, SplitBackward0, saved)
 
 
+def split_with_sizes(self, split_sizes, dim=0):
+    """split(self, list(split_sizes), dim): pieces of the given sizes (SplitWithSizesBackward0)."""
+    return split(self, list(split_sizes), dim)
+
+
 def unbind(self, dim=0):
     """The slices of self along dim, as a tuple of views; backward: their gradients stacked."""
     if self._data.ndim == 0:

@@ -385,7 +385,6 @@ class TestAutogradDeviceTypeCPU(Harness):
             s1.mul_(s2)
             s1.sum().backward()
 
-    @mini_fails("missing API", "Tensor.split_with_sizes")
     def test_inplace_on_view_multi_output_safe_cpu(self, torch):
         for f in [
             lambda t: t.split(1),
