@@ -4,7 +4,7 @@ autograd.graph's multi-grad hooks ask them, to know which of their tensors' grad
 """
 
 from . import errors
-from .engine import current_call
+from .engine import _running, current_call
 from .node import AccumulateGrad
 
 
@@ -12,6 +12,12 @@ def current_graph_task_id():
     """The number of the backward call running now, or -1 (torch._C._current_graph_task_id)."""
     call = current_call()
     return -1 if call is None else call.number
+
+
+def is_checkpoint_valid():
+    """False inside a backward call given `inputs` (autograd.grad, backward(inputs=...)), or
+    nested in one (torch.autograd._is_checkpoint_valid)."""
+    return all(call.graph is None or call.graph[2] is None for call in _running)
 
 
 def will_engine_execute_node(node):

@@ -30,7 +30,7 @@ import warnings
 import weakref
 from collections import defaultdict
 
-from .. import engine, engine_state, events
+from .. import engine_state, events
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 from ..backward_calls import backward as autograd_backward
@@ -228,12 +228,6 @@ def _forward_rng_state(state):
         set_rng_state(outside)
 
 
-def _is_checkpoint_valid():
-    """False inside a backward call given `inputs` (autograd.grad, backward(inputs=...)), or
-    nested in one (torch.autograd._is_checkpoint_valid)."""
-    return all(call.graph is None or call.graph[2] is None for call in engine._running)
-
-
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward under no_grad saving the inputs; backward recomputes
     under enable_grad and runs a backward call of its own through the recomputed graph."""
@@ -252,7 +246,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *args):
-        if not _is_checkpoint_valid():
+        if not engine_state.is_checkpoint_valid():
             raise RuntimeError(REENTRANT_WITH_INPUTS)
         inputs = list(ctx.inputs)
         for i, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
