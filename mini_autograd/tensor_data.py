@@ -195,10 +195,11 @@ def _values(data):
         if data._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return data._data.reshape(())
-    if isinstance(data, (list, tuple)):
-        converted = [_values(d) for d in data]
-        return converted if any(c is not d for c, d in zip(converted, data)) else data
-    return data
+    nested = (list, tuple, TensorData)
+    if not isinstance(data, (list, tuple)) or not any(isinstance(d, nested) for d in data):
+        return data  # a number, or a list of numbers: nothing inside to convert
+    converted = [_values(d) for d in data]
+    return converted if any(c is not d for c, d in zip(converted, data)) else data
 
 
 def other_library(x):
