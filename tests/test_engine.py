@@ -14,14 +14,9 @@ import weakref
 import numpy as np
 import pytest
 import torch
-from parity_helpers import FREED_MESSAGE, LIBS, error_of, outcome, to_numpy
+from parity_helpers import FREED_MESSAGE, LIBS, error_of, f64, outcome, to_numpy
 
 import mini_autograd as ma
-
-
-def f64(lib, data, requires_grad=False):
-    """A float64 leaf of `lib`."""
-    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
 
 
 def same_on_both(fn):
