@@ -1,4 +1,4 @@
-"""Generate ``solutions/`` and ``exercises/`` notebooks from ``exercises/sources/*.py``.
+"""Generate ``solutions/`` and ``exercises/`` notebooks from ``solutions/sources/*.py``.
 
 Usage: ``python -m course.build_exercises`` regenerates every pair;
 ``python -m course.build_exercises --check`` only reports stale files (exit status 1).
@@ -14,7 +14,7 @@ outputs stored; ``exercises/NN_topic.ipynb`` replaces the region by
 ``raise NotImplementedError("Exercise 0.1: derivative of tanh")`` and has no outputs.
 Both are normalised by :mod:`course.execute`, so regenerating changes no byte.
 
-The build track's engine, ``exercises/sources/my_autograd.py``, is plain Python with the same
+The build track's engine, ``solutions/sources/my_autograd.py``, is plain Python with the same
 regions: it becomes ``solutions/my_autograd.py`` (complete) and ``exercises/my_autograd.py``
 (the file the learner fills in), each with a first line saying it is generated.
 """
@@ -82,12 +82,12 @@ def build(source: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
 
 
 ENGINE = "my_autograd.py"
-GENERATED = "# Generated from exercises/sources/my_autograd.py by `make exercises`: {what}.\n"
+GENERATED = "# Generated from solutions/sources/my_autograd.py by `make exercises`: {what}.\n"
 
 
 def engine_text(root: Path = ROOT, *, keep_solution: bool) -> str:
     """The learner's engine file: complete (solutions/) or with stubs (exercises/)."""
-    source = root / "exercises" / "sources" / ENGINE
+    source = root / "solutions" / "sources" / ENGINE
     what = (
         "the complete engine"
         if keep_solution
@@ -104,7 +104,7 @@ def engine_paths(root: Path = ROOT) -> dict[bool, Path]:
 
 def sources(root: Path = ROOT) -> list[Path]:
     """The exercise sources, in chapter order."""
-    return sorted((root / "exercises" / "sources").glob("[0-9]*.py"))
+    return sorted((root / "solutions" / "sources").glob("[0-9]*.py"))
 
 
 def _cell_sources(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LEARNER = ROOT / "exercises" / "my_autograd.py"
 REFERENCE = ROOT / "solutions" / "my_autograd.py"
-SOURCE = ROOT / "exercises" / "sources" / "my_autograd.py"
+SOURCE = ROOT / "solutions" / "sources" / "my_autograd.py"
 
 
 def default_path() -> Path:

@@ -54,7 +54,7 @@ TIMEOUT_S = 300  # per notebook (its cells, the kernel's start not counted) and 
 POINTS = {"notebook": 1, "engine": 1}
 
 # What a grading copy of the course holds besides the learner's files.
-COURSE_LAYOUT = ("course", "data", "solutions/my_autograd.py", "exercises/sources/my_autograd.py")
+COURSE_LAYOUT = ("course", "data", "solutions/my_autograd.py", "solutions/sources/my_autograd.py")
 # Every status an exercise can get, best first.
 STATUSES = ("correct", "wrong", "error", "not done", "not checked", "not submitted")
 STUB = re.compile(r'NotImplementedError\("Exercise (\d+\.\d+): ([^"]*)"\)')

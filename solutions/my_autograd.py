@@ -1,4 +1,4 @@
-# Generated from exercises/sources/my_autograd.py by `make exercises`: the complete engine.
+# Generated from solutions/sources/my_autograd.py by `make exercises`: the complete engine.
 """my_autograd: your own autograd engine, written chapter by chapter, with PyTorch's names.
 
 Search for "Exercise 2.7", replace its `raise NotImplementedError(...)` line with your code, save,

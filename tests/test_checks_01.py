@@ -15,7 +15,7 @@ def stub(*args):
     raise NotImplementedError("Exercise 1.x: stub")
 
 
-# --- the solutions (as in exercises/sources/01_the_graph.py) ----------------------------------
+# --- the solutions (as in solutions/sources/01_the_graph.py) ----------------------------------
 
 
 def walk(start_nodes):

@@ -20,7 +20,7 @@ def stub(*args):
     raise NotImplementedError("Exercise 3.x: stub")
 
 
-# --- the solution, as in exercises/sources/03_saved_tensors.py ------------------------------
+# --- the solution, as in solutions/sources/03_saved_tensors.py ------------------------------
 
 
 def pack_half(t):

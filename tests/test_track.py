@@ -53,7 +53,7 @@ def test_every_stub_has_a_task_and_every_task_a_stub():
 
 def test_each_function_holds_at_most_one_exercise_region():
     """The loader swaps whole functions, so a function must not mix two exercises."""
-    source = (engine_file.ROOT / "exercises" / "sources" / "my_autograd.py").read_text("utf-8")
+    source = (engine_file.ROOT / "solutions" / "sources" / "my_autograd.py").read_text("utf-8")
     lines = source.splitlines()
     for name, node in engine_file._functions(ast.parse(source)).items():
         body = lines[node.lineno - 1 : node.end_lineno]
@@ -428,7 +428,8 @@ def test_the_learner_writes_almost_half_of_the_engine():
 def test_no_solution_line_appears_in_the_learners_material():
     """No line of a solution region (20 characters or longer) is in the learner's material.
 
-    The engine's answers are in none of exercises/ nor any check's text; a notebook exercise's
+    The engine's answers are in no file under exercises/ (the sources with the answers stand in
+    solutions/sources/) nor in any check's text; a notebook exercise's
     answers are not in its own exercise notebook.
     """
     root = engine_file.ROOT
@@ -436,12 +437,11 @@ def test_no_solution_line_appears_in_the_learners_material():
     checks += sorted((root / "course").glob("checks_*.py"))
     places = {
         engine_file.SOURCE: [
-            *sorted((root / "exercises").glob("*.ipynb")),
-            engine_file.LEARNER,
+            *sorted(p for p in (root / "exercises").rglob("*") if p.is_file()),
             *checks,
         ]
     }
-    for source in sorted((root / "exercises" / "sources").glob("[0-9]*.py")):
+    for source in sorted((root / "solutions" / "sources").glob("[0-9]*.py")):
         places[source] = [root / "exercises" / f"{source.stem}.ipynb"]
     given_away = []
     for source, paths in places.items():
