@@ -187,6 +187,7 @@ def workspace(engine: Path | None) -> Iterator[Path]:
                 shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
             else:
                 shutil.copyfile(source, target)
+        (root / "exercises").mkdir()
         shutil.copyfile(engine or EXERCISES / ENGINE, root / "exercises" / ENGINE)
         yield root
 
