@@ -8,31 +8,28 @@ course's answer for it. `import my_autograd as lib` runs the same programs as `i
 Contents: the pieces you write. The parts headed "Given" (PyTorch's texts, the tensor, the node
 and the simple formulas at the top, the operations at the end) are not exercises.
 
-    1.1  gradient_edge                   the edge (node, input_nr) a tensor's gradient flows into
-    1.2  _record                         the need-grad decision, the node, its edges, the result
-    1.3  detach                          same memory and version counter, out of the graph
-    1.6  _SetGradMode                    no_grad and enable_grad: blocks that nest, decorators
-    2.1  _sum_to                         a broadcast input's gradient summed back to its shape
-    2.2  needs_input_grad, MulBackward0  d(self * other), a gradient only where one is wanted
-    2.3  MmBackward0                     d(self @ mat2)
-    2.4  SumBackward0/1, MeanBackward1   d(self.sum()), d(self.sum(dim)), d(self.mean(dim))
-    2.6  compute_dependencies            how many gradients each node will receive
-    2.7  _run_loop                       the engine's heart (and register_hook, retain_grad)
-    2.8  AccumulateGrad                  into .grad: the same tensor, or a new one for create_graph
-    3.1  mul, mm                         what * and @ save, and why only that
-    3.2  ExpBackward0, TanhBackward0     backward formulas from the saved result
-    3.3  SavedTensor.__init__,           saving: the version stamp and the pack hook
-         saved_tensors_hooks
-    3.5  _in_place, check_version        in-place operations bump the version; the check refuses
-    4.1  release_variables, unpack,      freeing a node's saved tensors, and reading them back
-         saved
-    4.5  backward, _initial_grads,       retain_graph's default, the starting gradients, grad mode
-         run_backward                    during backward
-    5.1  SigmoidBackward0, DivBackward0  formulas that can be differentiated again
-    5.5  grad                            torch.autograd.grad
-    5.6  _Capture, _nodes_leading_to     autograd.grad's targets: keep their gradients, run no more
-    6.5  rnn_tanh_cell                   one step of a recurrent network
-    7.5  cross_entropy                   the capstone's loss from elementary operations
+    1.1  gradient_edge                           the edge (node, input_nr) a gradient flows into
+    1.2  _record                                 the need-grad decision, the node, its edges
+    1.3  detach                                  same memory and version counter, out of the graph
+    1.6  _SetGradMode                            no_grad and enable_grad: nested blocks, decorators
+    2.1  _sum_to                                 a broadcast input's gradient summed to its shape
+    2.2  needs_input_grad, MulBackward0          d(self * other), only where a gradient is wanted
+    2.3  MmBackward0                             d(self @ mat2)
+    2.4  SumBackward0/1, MeanBackward1           d(self.sum()), d(self.sum(dim)), d(self.mean(dim))
+    2.6  compute_dependencies                    how many gradients each node will receive
+    2.7  _run_loop                               the engine's heart (and register_hook, retain_grad)
+    2.8  AccumulateGrad                          adds into .grad (a new tensor under create_graph)
+    3.1  mul, mm                                 what * and @ save, and why only that
+    3.2  ExpBackward0, TanhBackward0             backward formulas from the saved result
+    3.3  SavedTensor, saved_tensors_hooks        saving: the version stamp and the pack hook
+    3.5  _in_place, check_version                in place bumps the version; the check refuses
+    4.1  release_variables, unpack, saved        freeing what a node saved; reading it back
+    4.5  backward, _initial_grads, run_backward  retain_graph's default, the first gradients
+    5.1  SigmoidBackward0, DivBackward0          formulas that can be differentiated again
+    5.5  grad                                    torch.autograd.grad
+    5.6  _Capture, _nodes_leading_to             autograd.grad's targets: their gradients, no more
+    6.5  rnn_tanh_cell                           one step of a recurrent network
+    7.5  cross_entropy                           the capstone's loss from elementary operations
 
 numpy only, with PyTorch's names. Every operation has one output: an edge's input_nr is 0.
 """
@@ -48,17 +45,10 @@ float32, float64, int64 = np.float32, np.float64, np.int64
 
 # === Given: PyTorch's texts, the tensor, the node, and the operations that record them ==========
 
-FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward."
-)
+FREED_MESSAGE = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
-UNUSED_MESSAGE = (
-    "The differentiated Tensor at index {} appears to not have been used in the graph. Set "
-    "allow_unused=True if this is the desired behavior."
-)
+UNUSED_MESSAGE = "The differentiated Tensor at index {} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+MODIFIED_MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation: {} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}
 
 
@@ -67,12 +57,7 @@ def modified_error(tensor, producer, version, expected):
     described = f"[torch.{_TYPE_NAMES.get(tensor.dtype.name, 'Tensor')} {list(tensor.shape)}]"
     if producer is not None:
         described += f", which is output 0 of {producer.name().split('Backward')[0]},"
-    return RuntimeError(
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: {described} is at version {version}; expected version {expected} instead. "
-        "Hint: enable anomaly detection to find the operation that failed to compute its "
-        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
-    )
+    return RuntimeError(MODIFIED_MESSAGE.format(described, version, expected))
 
 
 _GradMode = SimpleNamespace(enabled=True)  # False inside `no_grad`: operations then record nothing
@@ -105,8 +90,7 @@ class Tensor:
         """The data as a numpy array (shared memory); refused while it requires grad."""
         if self.requires_grad:
             raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                "instead."
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
         return self._data
 
@@ -196,14 +180,10 @@ def _backward_node(name, saved_names, formula, doc):
     return type(name, (Node,), {"saved_names": saved_names, "apply": formula, "__doc__": doc})
 
 
-def _both(node, grad_self, grad_other):
-    return _sum_to(grad_self, node._shapes[0]), _sum_to(grad_other, node._shapes[1])
-
-
 # The given backward formulas: (a gradient for each input) from g = d loss/d out.
 # fmt: off
-AddBackward0 = _backward_node("AddBackward0", (), lambda n, g: _both(n, g, g), "out = self + other: (g, g)")
-SubBackward0 = _backward_node("SubBackward0", (), lambda n, g: _both(n, g, -g), "out = self - other: (g, -g)")
+AddBackward0 = _backward_node("AddBackward0", (), lambda n, g: (_sum_to(g, n._shapes[0]), _sum_to(g, n._shapes[1])), "out = self + other: (g, g)")
+SubBackward0 = _backward_node("SubBackward0", (), lambda n, g: (_sum_to(g, n._shapes[0]), _sum_to(-g, n._shapes[1])), "out = self - other: (g, -g)")
 RsubBackward1 = _backward_node("RsubBackward1", (), lambda n, g: (-g,), "out = number - self: -g")
 NegBackward0 = _backward_node("NegBackward0", (), lambda n, g: (-g,), "out = -self: -g")
 ReciprocalBackward0 = _backward_node("ReciprocalBackward0", ("result",), lambda n, g: (-g * n.saved("result") ** 2,), "out = 1 / self: -g * out * out")

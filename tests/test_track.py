@@ -422,7 +422,7 @@ def test_the_learner_writes_almost_half_of_the_engine():
             code += 1
             learner += inside
     assert learner / code >= 0.45, f"{learner} of {code} code lines are the learner's"
-    assert len(SOLUTION.splitlines()) <= 880  # issue #24 asks for 800: not reached yet
+    assert len(SOLUTION.splitlines()) <= 860  # issue #24 asks for 800: not reached yet
 
 
 def test_no_solution_line_appears_in_the_learners_material():
