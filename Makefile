@@ -62,7 +62,8 @@ slides: $(STAMP)
 site: $(STAMP)
 	$(BIN)/python -m course.site
 
-# mini_autograd against torch on the CPU; prints a table, writes benchmarks/results/latest.md.
+# mini_autograd against torch on the CPU, then beside the other engines installed by
+# `.venv/bin/pip install -e ".[bench]"`; prints the tables, writes benchmarks/results/latest.md.
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
 

@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import mini_autograd as ma  # noqa: E402
+from benchmarks import peers  # noqa: E402
 from mini_autograd.memory import saved_bytes  # noqa: E402
 
 torch.set_num_threads(int(THREADS))
@@ -276,8 +277,9 @@ def _retain_graph_rows(growth):
     return rows
 
 
-def table(medians, growth, loop_repeats, memory, repeats, course=None):
-    """The results as a markdown table plus notes; course: the row of course_row(), or None."""
+def table(medians, growth, loop_repeats, memory, repeats, course=None, peer_medians=None):
+    """The results as a markdown table plus notes; course: the row of course_row(), or None;
+    peer_medians: those of peers.measure, or None."""
     lines = [
         f"Median of {repeats} interleaved runs, one process, {THREADS} thread(s) for numpy and torch.",
         "",
@@ -301,6 +303,17 @@ def table(medians, growth, loop_repeats, memory, repeats, course=None):
         f"Python objects. Saved tensors held by the graph before backward: mini_autograd {ma_saved / 1e6:.2f} MB, torch "
         f"{torch_saved / 1e6:.2f} MB (memory.saved_bytes, the same count for both).",
     ]
+    if peer_medians is not None:
+        lines += [
+            "",
+            "## Beside other engines",
+            "",
+            "The same maths in each engine, as a ratio to torch eager's median (below 1: faster "
+            f"than torch; median of {repeats} runs, the engines in turn, one thread). "
+            "benchmarks/peers.py holds each engine's version of the workloads.",
+            "",
+            peers.table(peer_medians),
+        ]
     if course is not None:
         lines += [
             "",
@@ -337,11 +350,12 @@ def main(argv=None):
     loop_repeats = max(repeats // 3, 1)
     growth = carried_state_loop(repeats=loop_repeats)
     memory = peak_memory_mlp_step()
+    peer_medians = peers.measure(repeats)
     course = None
     if not (args.quick or args.no_course):
         print("  executing the notebooks (a few minutes)", flush=True)
         course = course_row()
-    text = table(medians, growth, loop_repeats, memory, repeats, course)
+    text = table(medians, growth, loop_repeats, memory, repeats, course, peer_medians)
     print(text)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(f"# Benchmark results\n\n{machine()}\n\n{text}\n", encoding="utf-8")

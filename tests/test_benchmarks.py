@@ -76,3 +76,47 @@ def test_compare_runs_both_checkouts_and_tabulates_the_change():
     header, rule, row = printed.strip().splitlines()
     assert header.startswith("| workload |") and rule == "|---|---|---|---|"
     assert row.startswith("| tiny-op chain, 1,500 ops, 1 element |") and row.endswith("% |")
+
+
+def test_every_engine_here_computes_torch_s_gradients():
+    """Each engine installed here (the peers only with `.[bench]`; bare numpy always) gives, on
+    each workload it runs, what torch gives: the benchmark times the same maths everywhere."""
+    import numpy as np
+
+    from benchmarks import peers
+
+    engines = peers.engines()
+    expected = {workload: engines["torch eager"][workload]() for workload in peers.WORKLOADS}
+    assert {"mini_autograd", "bare numpy"} <= set(engines)
+    for column, runs in engines.items():
+        for workload, run in runs.items():
+            got, wanted = run(), expected[workload]
+            pairs = zip(got, wanted) if isinstance(wanted, list) else [(got, wanted)]
+            for mine, theirs in pairs:
+                np.testing.assert_allclose(
+                    np.asarray(mine), theirs, rtol=1e-3, atol=1e-7, err_msg=f"{column}, {workload}"
+                )
+
+
+def test_the_peer_table_gives_ratios_to_torch_and_names_missing_peers(monkeypatch):
+    from benchmarks import peers
+
+    monkeypatch.setattr(peers, "missing_peers", lambda: ["jax"])
+    medians = {
+        "chain1": {"torch eager": 0.02, "mini_autograd": 0.04, "micrograd": 0.001},
+        "moons": {"torch eager": 0.01, "mini_autograd": 0.012, "micrograd": 13.0},
+    }
+    lines = peers.table(medians).splitlines()
+    assert lines[0] == "| workload | torch eager | mini_autograd | micrograd |"
+    assert lines[2] == "| tanh chain, 1,500 ops, 1 element | 1.00 | 2.00 | 0.050 |"
+    assert lines[3] == "| micrograd's demo step, 2-16-16-1 on 100 points | 1.00 | 1.20 | 1,300 |"
+    assert lines[-1].startswith("Not installed, so not measured: jax")
+
+
+def test_the_readme_shows_the_last_run_s_peer_table():
+    """The README's table is the one `make bench` last wrote (rerun it, then paste the table)."""
+    results = (ROOT / "benchmarks" / "results" / "latest.md").read_text("utf-8")
+    table = results.split("## Beside other engines", 1)[1]
+    rows = [line for line in table.splitlines() if line.startswith("|")]
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert rows and "\n".join(rows) in readme
