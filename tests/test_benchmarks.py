@@ -120,3 +120,21 @@ def test_the_readme_shows_the_last_run_s_peer_table():
     rows = [line for line in table.splitlines() if line.startswith("|")]
     readme = (ROOT / "README.md").read_text("utf-8")
     assert rows and "\n".join(rows) in readme
+
+
+def test_the_drift_table_in_the_docs_is_the_last_measured_one():
+    """docs/library.md shows the table `python -m benchmarks.drift` last wrote."""
+    results = (ROOT / "benchmarks" / "results" / "drift.md").read_text("utf-8")
+    rows = [line for line in results.splitlines() if line.startswith("|")]
+    docs = (ROOT / "docs" / "library.md").read_text("utf-8")
+    assert len(rows) > 2 and "\n".join(rows) in docs
+
+
+def test_drift_compares_losses_step_by_step():
+    from benchmarks import drift
+
+    assert drift.relative(
+        {n: 2.0 for n in drift.CHECKPOINTS}, {n: 4.0 for n in drift.CHECKPOINTS}
+    ) == [0.5] * len(drift.CHECKPOINTS)
+    lines = drift.table([("SGD, lr=0.1", "a vs b", [0, 1e-7, 2.4e-3, 0.5])]).splitlines()
+    assert lines[2] == "| SGD, lr=0.1 | a vs b | 0 | 1e-07 | 2e-03 | 5e-01 |"
