@@ -140,11 +140,13 @@ def in_place_error(error: BaseException) -> bool:
 
 
 def as_array(value: Any) -> np.ndarray | None:
-    """A tensor of either library (or a list of them), array or number as float64 numpy, or None."""
+    """A tensor of any of the libraries (or a list of them), array or number as float64 numpy, or
+    None."""
     if isinstance(value, (list, tuple)) and value and all(hasattr(v, "detach") for v in value):
         value = np.stack([as_array(v) for v in value])
-    if hasattr(value, "detach"):  # a tensor
-        value = value.detach().cpu().numpy()
+    if hasattr(value, "detach"):  # a tensor of torch, mini_autograd or the learner's engine
+        value = value.detach()
+        value = value.cpu().numpy() if hasattr(value, "cpu") else value._data
     return None if value is None else np.asarray(value, dtype=np.float64)
 
 

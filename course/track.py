@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from course import engine_file
-from course.check import verdict
+from course.check import as_array, verdict
 from mini_autograd.memory import is_tensor
 from mini_autograd.viz import _walk, saved_tensors
 
@@ -58,14 +58,6 @@ class _FormulaMistake(BaseException):  # not an Exception: a program's see.error
 
 
 # --- What a program observes, in a form both libraries give alike -------------------------------
-
-
-def as_array(value) -> np.ndarray:
-    """A tensor of either library (or a number) as a float64 numpy array."""
-    if is_tensor(value):
-        value = value.detach()
-        value = value.numpy() if hasattr(value, "cpu") else value._data
-    return np.asarray(value, dtype=np.float64)
 
 
 def _saved_states(node) -> dict[str, str]:
