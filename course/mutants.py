@@ -3,6 +3,7 @@
     python -m course.mutants            # every piece (also `make mutants`): a table per piece
     python -m course.mutants 2.7 3.3    # only these pieces
     python -m course.mutants --list 2.2 # the surviving mutants of a piece, one per line
+    python -m course.mutants --notebooks [5.2 ...]  # the notebook exercises instead (see below)
 
 Each mutant is the complete engine with one change inside one piece's solution region, of the
 kinds a learner writes: a statement deleted, `+=` made `=`, the operands of `-`, `/` or `@`
@@ -11,22 +12,36 @@ swapped, a comparison or a boolean flipped, a constant off by one, a call such a
 check runs on it; a mutant it passes "survives". A survivor that behaves exactly like the
 answer is listed with the reason in `course/mutants_equivalent.py`; any other is a hole in the
 check, to be closed with a new program in `course/specs.py`.
+
+The notebook exercises (a function written in an exercise notebook, checked by a check cell
+such as `check_hvp(hvp)`) get the same mutants of their regions in `solutions/sources/NN_*.py`.
+For each exercise a child process runs the cells before the answer's cell once, as a learner's
+notebook does; then, per mutant, a fork of it runs the mutated cell and the cells after it up to
+the check cell. The mutant is caught unless the check cell prints only `Exercise N.k: correct ✓`
+lines (an error or running past the time limit catches it too). Equivalent survivors are listed
+in the same `course/mutants_equivalent.py`; any other is a hole in `course/checks_0N.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
+import io
 import itertools
+import os
+import re
 import signal
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from course import engine_file, track
+from course import build_exercises, engine_file, track
 from course.build_exercises import BEGIN, END
 from course.mutants_equivalent import EQUIVALENT
 
@@ -202,18 +217,196 @@ def _equivalent(exercise: str, description: str) -> bool:
     )
 
 
+# --- the notebook exercises ---------------------------------------------------------------------
+
+CELL = re.compile(r"^# %%")
+
+
+@dataclass
+class Exercise:
+    """A notebook exercise: its id, the code cells of its source, the cell holding its answer
+    (``region``) and its check cell (``check``), as indexes into ``cells``."""
+
+    id: str
+    source: Path
+    cells: list[str]
+    region: int
+    check: int
+
+
+def code_cells(source: str) -> list[str]:
+    """The code cells of a percent-format source, each padded with empty lines so that its line
+    numbers are those of the source."""
+    lines = source.splitlines()
+    starts = [n for n, line in enumerate(lines) if CELL.match(line)] + [len(lines)]
+    return [
+        "\n" * (a + 1) + "\n".join(lines[a + 1 : b])
+        for a, b in itertools.pairwise(starts)
+        if "[markdown]" not in lines[a]
+    ]
+
+
+def _check_call(cell: str, answer: set[str]) -> bool:
+    """Whether the cell calls a check (`check(...)`, `check_*(...)`) on a name in ``answer``."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.startswith("check")
+        and {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & answer
+        for node in ast.walk(ast.parse(cell))
+    )
+
+
+def notebook_exercises(ids=None, skipped=None) -> list[Exercise]:
+    """The notebook exercises with a check of the learner's function; ``skipped`` (a dict), when
+    given, receives {id: why} for the others."""
+    found = []
+    for source in build_exercises.sources():
+        cells = code_cells(source.read_text("utf-8"))
+        for region, cell in enumerate(cells):
+            for exercise in regions(cell):
+                if ids and exercise not in ids:
+                    continue
+                tree = ast.parse(cell)
+                answer = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+                check = next(
+                    (k for k in range(region + 1, len(cells)) if _check_call(cells[k], answer)),
+                    None,
+                )
+                if check is None:
+                    if skipped is not None:
+                        skipped[exercise] = "no cell after it checks the function it defines"
+                    continue
+                found.append(Exercise(exercise, source, cells, region, check))
+    return found
+
+
+def _passes(exercise: Exercise, cell: str) -> bool:
+    """In a fork of the notebook's state: run ``cell`` in place of the answer's cell, then the
+    cells up to the check; whether the check printed only `correct ✓` lines."""
+    for code in [cell, *exercise.cells[exercise.region + 1 : exercise.check]]:
+        exec(compile(code, str(exercise.source), "exec"), _NAMESPACE)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(exercise.cells[exercise.check], str(exercise.source), "exec"), _NAMESPACE)
+    lines = printed.getvalue().strip().splitlines()
+    return bool(lines) and all(
+        line.startswith(f"Exercise {exercise.id}: correct ✓") for line in lines
+    )
+
+
+_NAMESPACE: dict = {}
+
+
+def _in_child(work, seconds: float | None = None) -> int:
+    """Run ``work()`` in a forked child with its output silenced and return its value (an int
+    from 0 to 255); 255 when it raised, ran past ``seconds`` or died."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 255
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            if seconds:
+                signal.signal(signal.SIGALRM, _alarm)
+                signal.alarm(int(seconds))
+            code = work()
+        except BaseException:  # noqa: BLE001 -- any failure of a mutant catches it
+            code = 255
+        finally:
+            os._exit(code)
+    deadline = None if seconds is None else time.monotonic() + seconds + 10
+    while True:
+        done, status = os.waitpid(pid, 0 if deadline is None else os.WNOHANG)
+        if done:
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255
+        if time.monotonic() > deadline:  # stuck where the alarm cannot reach (inside a C call)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return 255
+        time.sleep(0.02)
+
+
+def _verdicts(exercise: Exercise, cells: list[str]) -> list[str]:
+    """'caught' or 'survived' for each version of the answer's cell, from one child that runs the
+    cells before it once and forks per version."""
+    reading, writing = os.pipe()
+
+    def serve() -> int:
+        import torch
+
+        torch.set_num_threads(1)  # forks of a process that ran threads may hang
+        os.chdir(engine_file.ROOT / "exercises")  # where the learner's notebook runs
+        _NAMESPACE.clear()
+        _NAMESPACE["__name__"] = "__main__"
+        for code in exercise.cells[: exercise.region]:
+            exec(compile(code, str(exercise.source), "exec"), _NAMESPACE)
+        verdicts = "".join(
+            "s" if _in_child(lambda cell=cell: 0 if _passes(exercise, cell) else 1, SECONDS) == 0
+            else "c"
+            for cell in cells
+        )  # fmt: skip
+        os.write(writing, verdicts.encode())
+        return 0
+
+    _in_child(serve)
+    os.close(writing)
+    with os.fdopen(reading) as pipe:
+        answer = pipe.read()
+    return ["survived" if v == "s" else "caught" for v in answer.ljust(len(cells), "c")]
+
+
+def run_notebooks(ids: list[str] | None = None, show=print) -> dict[str, dict]:
+    """The notebook exercises' table (see `run`); an exercise whose answer fails its own check
+    gets 'error' in its row."""
+    skipped: dict[str, str] = {}
+    exercises = notebook_exercises(ids, skipped)
+    table = {}
+    show(f"{'exer.':<6} {'mutants':>7} {'caught':>6} {'equiv.':>6} {'survive':>7} {'caught %':>8}")
+    totals = {"caught": 0, "equivalent": [], "survived": []}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        for exercise in exercises:
+            cell = exercise.cells[exercise.region]
+            changed = list(mutants(cell, exercise.id))
+            answer, *verdicts = _verdicts(exercise, [cell] + [m for _, m in changed])
+            row = {"caught": 0, "equivalent": [], "survived": []}
+            if answer != "survived":
+                row["error"] = "the answer itself does not pass its check"
+            for (description, _), verdict in zip(changed, verdicts):
+                if verdict == "caught":
+                    row["caught"] += 1
+                elif _equivalent(exercise.id, description):
+                    row["equivalent"].append(description)
+                else:
+                    row["survived"].append(description)
+            table[exercise.id] = row
+            show(_row(exercise.id, row) + (f"  ({row['error']})" if "error" in row else ""))
+            for key in totals:
+                totals[key] += row[key]
+    show(_row("all", totals) + "  (caught % counts the non-equivalent mutants)")
+    for exercise, why in skipped.items():
+        show(f"skipped {exercise}: {why}")
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m course.mutants [--list] [piece ...]`; exit status 1 when a mutant survives."""
+    """`python -m course.mutants [--notebooks] [--list] [id ...]`; exit status 1 when a mutant
+    survives."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pieces", nargs="*", help="exercise ids such as 2.7 (default: all)")
     parser.add_argument("--list", action="store_true", help="print each survivor")
+    parser.add_argument(
+        "--notebooks", action="store_true", help="the notebook exercises, not the build track"
+    )
     args = parser.parse_args(argv)
-    table = run(args.pieces)
+    table = (run_notebooks if args.notebooks else run)(args.pieces)
     if args.list:
         for piece, row in table.items():
             for description in row["survived"]:
                 print(f"{piece}: {description}")
-    return 1 if any(row["survived"] for row in table.values()) else 0
+    return 1 if any(row["survived"] or "error" in row for row in table.values()) else 0
 
 
 if __name__ == "__main__":
