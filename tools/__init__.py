@@ -1,0 +1,1 @@
+"""Maintenance tools that are not part of the course or of mini_autograd."""
