@@ -87,14 +87,9 @@ from .dtypes import (
     uint8,
 )
 from .freeing_log import freeing_log
-from .grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .inference import TENSOR_METHODS as _inference_methods
+from .inference import inference_mode, is_inference, is_inference_mode_enabled
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.inplace import view_history as _view_history
 from .ops.methods import install as _install_methods
@@ -125,6 +120,7 @@ for _name, _method in {
     **_sampling_methods,
     **_conversion_methods,
     **_backward_methods,
+    **_inference_methods,
 }.items():
     setattr(Tensor, _name, _method)
 _install_methods(Tensor)

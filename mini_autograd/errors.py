@@ -51,6 +51,12 @@ SAVED_DETACHED_IN_PLACE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
     "not supported, please use out-of-place `.detach()` instead"
 )
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+    "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
 SAVED_HOOKS_AFTER_FREE = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
     "of the graph are freed when you call .backward() or autograd.grad(). Specify "

@@ -46,37 +46,6 @@ class no_grad(_GradModeContext):
     mode = False
 
 
-class inference_mode(no_grad):
-    """As no_grad here (torch also stops version counting inside; mini_autograd always counts)."""
-
-    active = False  # whether some inference_mode(True) block is running
-
-    def __new__(cls, mode_or_function=True):
-        if callable(mode_or_function):
-            return cls()(mode_or_function)
-        return object.__new__(cls)
-
-    def __init__(self, mode=True):
-        self.on = bool(mode)
-        self.mode = not self.on
-
-    def __enter__(self):
-        self.was_active, inference_mode.active = inference_mode.active, self.on
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        inference_mode.active = self.was_active
-        return super().__exit__(*exc)
-
-    def _fresh(self):
-        return type(self)(self.on)
-
-
-def is_inference_mode_enabled():
-    """True inside an inference_mode block."""
-    return inference_mode.active
-
-
 class enable_grad(_GradModeContext):
     """Context manager/decorator (`@enable_grad()` or `@enable_grad`): record even in no_grad."""
 

@@ -30,6 +30,8 @@ class SavedTensor:
     )
 
     def __init__(self, tensor, is_output=False):
+        if tensor._is_inference:  # it counts no versions: nothing to check an unpack against
+            raise RuntimeError(errors.INFERENCE_SAVED)
         base = tensor._view_base
         version_counter = (tensor if base is None else base)._version_counter
         self._version = version_counter[0]

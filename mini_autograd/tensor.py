@@ -44,6 +44,7 @@ class Tensor(TensorData):
     # Remakes the grad_fn of a view whose base changed in place (ops/inplace.py's view_history).
     _view_history = None
     _is_wrapped_number = False  # True for a Python number made a tensor (ops/recording.py)
+    _is_inference = False  # True for a tensor made in inference mode (inference.py)
 
     @staticmethod
     def _make(data, requires_grad=False, grad_fn=None, output_nr=0):
@@ -62,13 +63,15 @@ class Tensor(TensorData):
         t._version_counter = [0]  # a box, so saved outputs can watch it without holding the tensor
         return t
 
+    _make_plain = _make  # a normal tensor even while inference mode swaps _make (inference.py)
+
     @property
     def data(self):
         """The same memory as a tensor outside the graph, with its own version counter (PyTorch's .data).
 
         Unlike detach(), changes made through it are invisible to autograd's version checks.
         """
-        return Tensor._make(self._data)
+        return Tensor._make_plain(self._data)
 
     @data.setter
     def data(self, value):
@@ -141,7 +144,7 @@ class Tensor(TensorData):
 
     def detach(self):
         """The same data, cut from the graph (shares memory and the version counter)."""
-        t = Tensor._make(self._data)
+        t = Tensor._make_plain(self._data)
         base = self if self._view_base is None else self._view_base
         t._version_counter = base._version_counter  # the same counter, but not a view for autograd
         return t
@@ -172,6 +175,11 @@ class Tensor(TensorData):
         return add_post_accumulate_grad_hook(self, hook)
 
     _base = property(lambda self: self._view_base, doc="The tensor this one is a view of, or None.")
+
+    def _is_view(self):
+        """True when this tensor is a view of another, its _base."""
+        return self._view_base is not None
+
     output_nr = property(lambda self: self._output_nr, doc="Which output of its grad_fn it is.")
 
     def register_hook(self, hook):

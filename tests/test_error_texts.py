@@ -253,6 +253,12 @@ def _post_accumulate_hook_returns_a_value(lib):
     (x * 2).sum().backward()
 
 
+def _inference_tensor_saved_for_backward(lib):
+    with lib.inference_mode():
+        c = f64(lib, [1.0, 2.0])
+    f64(lib, [1.0, 2.0], True) * c
+
+
 CASES = {
     "FREED": _second_backward,
     "MODIFIED_INPLACE": _saved_output_modified_in_place,  # errors.version_error
@@ -271,6 +277,7 @@ CASES = {
     "PACK_HOOK_MODIFIED_INPUT": _pack_hook_changes_its_input,
     "UNPACK_HOOK_NOT_A_TENSOR": _unpack_hook_returns_a_number,
     "SAVED_DETACHED_IN_PLACE": _saved_tensor_detached_in_place,
+    "INFERENCE_SAVED": _inference_tensor_saved_for_backward,
     "POST_ACCUMULATE_ON_NON_LEAF": _post_accumulate_hook_on_a_non_leaf,
     "POST_ACCUMULATE_HOOK_RETURNED": _post_accumulate_hook_returns_a_value,
     "DETACH_VIEW_INPLACE": _view_detached_in_place,

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from .. import inference
 from ..grad_mode import GradMode
 from ..tensor import Tensor
 from .inplace_elementwise import check_can_cast
@@ -84,6 +85,9 @@ def write_out(method, name, rule, args, kwargs, out):
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    for o in outs:
+        if o._is_inference:
+            inference.check_inplace(o)
     if rule == "dtype":
         kwargs["dtype"] = out.dtype
     result = method(*args, **kwargs)

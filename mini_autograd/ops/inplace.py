@@ -22,7 +22,7 @@ reads its part of the base's new history.
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, inference
 from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode
 from ..hooks import RetainGradHook
@@ -36,7 +36,6 @@ from .shape import (
     as_strided,
     as_strided_node,
     memory_layout,
-    normalize_dim,
     view_geometry,
 )
 
@@ -156,6 +155,8 @@ def _check_inplace_allowed(self, *others):
     one of the views split or unbind return, an expanded view."""
     base = self._view_base
     if base is None:  # not a view: the common case
+        if self._is_inference:
+            inference.check_inplace(self)
         if self.grad_fn is None and self.requires_grad and GradMode.enabled:
             raise RuntimeError(LEAF_IN_PLACE)
         return
@@ -173,6 +174,8 @@ def _check_inplace_allowed(self, *others):
             "the output views to be modified inplace. You should replace the inplace operation by "
             "an out-of-place one."
         )
+    if self._view_made_in_no_grad == "inference_mode":
+        raise RuntimeError(inference.VIEW_IN_PLACE)
     if self._view_made_in_no_grad:
         raise RuntimeError(NO_GRAD_VIEW_IN_PLACE)
     if base.grad_fn is None and (self.requires_grad or base.requires_grad):
@@ -212,6 +215,8 @@ def view_history(view):
     base = view._view_base
     if view._grad_fn is None and not base.requires_grad:
         return  # no history to remake (it stays out of date, as in PyTorch)
+    if view._view_made_in_no_grad == "inference_mode":
+        raise RuntimeError(inference.VIEW_CHANGED)
     if view._view_made_in_no_grad:
         raise RuntimeError(NO_GRAD_VIEW_CHANGED)
     view._base_version_at_view = base._version_counter[0]
@@ -351,36 +356,6 @@ def copy_(self, src):
     if GradMode.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
         edges = (gradient_edge(self), gradient_edge(src))
         record_in_place(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
-    return self
-
-
-class UnsqueezeBackward1(Node):
-    """self.unsqueeze_(dim):  d self = g squeezed at dim."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.squeeze(self.args),)
-
-
-def unsqueeze_(self, dim):
-    """Insert a dimension of size 1 at `dim`, in place: the same memory, a new shape.
-
-    A view stays a view of its base, which does not change: the view's history becomes
-    UnsqueezeBackward1 of what it was (no CopySlices), as in PyTorch.
-    """
-    _check_inplace_allowed(self)
-    d = normalize_dim(dim, self._data.ndim + 1)
-    recording = GradMode.enabled and self.requires_grad
-    edge = gradient_edge(self) if recording else None  # (before the version changes)
-    self._data = np.expand_dims(self._data, d)
-    self._bump_version()
-    if recording:
-        node = UnsqueezeBackward1((edge,), {"dim": dim}, d)
-        _set_history(self, node)
-        if self._view_base is not None:  # its history is up to date with its base's version
-            self._base_version_at_view = self._view_base._version_counter[0]
-        announce(node, self)
     return self
 
 

@@ -5,7 +5,7 @@ Each operation is a function whose first argument is the tensor, so `x.exp()` an
 """
 
 from . import arithmetic as ar
-from . import compare, indexing, inplace, linalg, piecewise, setitem, shape
+from . import compare, indexing, inplace, inplace_shape, linalg, piecewise, setitem, shape
 from . import elementwise as el
 from . import inplace_elementwise as el_
 from . import reductions as red
@@ -151,7 +151,10 @@ METHODS = {
     "fill_": inplace.fill_,
     "copy_": inplace.copy_,
     "masked_fill_": inplace.masked_fill_,
-    "unsqueeze_": inplace.unsqueeze_,
+    "unsqueeze_": inplace_shape.unsqueeze_,
+    "transpose_": inplace_shape.transpose_,
+    "resize_": inplace_shape.resize_,
+    "resize_as_": inplace_shape.resize_as_,
     # the in-place forms of the elementwise operations (inplace_elementwise.py)
     "abs_": el_.abs_,
     "acos_": el_.acos_,

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
 from ..grad_mode import GradMode
+from ..inference import inference_mode, inference_tensor, view_in_inference_mode
 from ..node import Node, gradient_edge
 from ..settings import warn_once
 from ..tensor import Tensor
@@ -34,6 +35,8 @@ def normalize_dim(dim, ndim):
 
 def _view_of(self, data, node_type=None, saved=None, args=None):
     """A tensor that shares `self`'s memory and version counter, recorded with `node_type`."""
+    if self._is_inference:  # a view of an inference tensor is one too, outside autograd
+        return inference_tensor(data)
     if node_type is None:
         out = Tensor._make(data)
     else:
@@ -48,6 +51,8 @@ def _mark_view(view, base):
     view._view_base = base
     view._base_version_at_view = base._version_counter[0]
     view._view_made_in_no_grad = not GradMode.enabled
+    if inference_mode.active:
+        view_in_inference_mode(view, base)
 
 
 class ViewBackward0(Node):
@@ -715,6 +720,8 @@ def _views_of(self, pieces, node_type, saved, args):
     owner = self if self._view_base is None else self._view_base
     if not pieces:
         return ()
+    if self._is_inference:
+        return tuple(inference_tensor(p) for p in pieces)
     first = record(node_type, pieces[0], (self,), saved, args=args)
     node = first.grad_fn  # the other pieces are its other outputs
     outs = [first] + [

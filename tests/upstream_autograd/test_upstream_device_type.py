@@ -474,7 +474,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         out = torch.signbit(x)
         self.assertFalse(out.requires_grad)
 
-    @mini_fails("missing API", "Tensor.resize_")
     def test_resize_version_bump_cpu(self, torch):
         x = torch.rand((1,), device=DEVICE)
         y = torch.randn((3,), device=DEVICE)

@@ -3,7 +3,7 @@
 
 from itertools import product
 
-from .harness import Harness, mini_fails
+from .harness import Harness
 
 INPLACE_MESSAGE = (
     "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -20,7 +20,6 @@ class TestAutogradInferenceMode(Harness):
             self.assertTrue(torch.is_inference_mode_enabled())
         self.assertFalse(torch.is_inference_mode_enabled())
 
-    @mini_fails("missing API", "inference_mode(mode=...) keyword")
     def test_inference_mode_decorator(self, torch):
         def func(x):
             self.assertEqual(torch.is_inference_mode_enabled(), mode)
@@ -42,7 +41,6 @@ class TestAutogradInferenceMode(Harness):
                 self.assertTrue(not mode or torch.is_inference(d))
                 self.assertEqual(d.requires_grad, requires_grad and not mode)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_tensor_creation(self, torch):
         with torch.inference_mode():
             c = torch.ones(1, 2, 3)  # made inside: an inference tensor
@@ -55,7 +53,6 @@ class TestAutogradInferenceMode(Harness):
             self.assertFalse(tmp.requires_grad)
             self.assertTrue(torch.is_inference(tmp))
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_existing_autograd_session(self, torch):
         s = torch.ones(1, 2, 3, requires_grad=True)
         a = s.clone()
@@ -67,7 +64,6 @@ class TestAutogradInferenceMode(Harness):
         with self.assertRaisesRegex(RuntimeError, INPLACE_MESSAGE):
             out.backward(torch.ones_like(out))
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_inf_tensor_in_inf_mode_functional_op(self, torch):
         with torch.inference_mode():
             for requires_grad in (True, False):
@@ -76,7 +72,6 @@ class TestAutogradInferenceMode(Harness):
                 self.assertTrue(torch.is_inference(func_out))
                 self.assertFalse(func_out.requires_grad)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_inf_tensor_in_inf_mode_inplace_op(self, torch):
         @torch.inference_mode()
         def run_test(fn):
@@ -92,7 +87,6 @@ class TestAutogradInferenceMode(Harness):
         run_test(lambda x: x.resize_as_(torch.ones(1, 2)))
         run_test(lambda x: x.copy_(torch.ones(1, 2, 3)))
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_inf_tensor_in_inf_mode_view_op(self, torch):
         with torch.inference_mode():
             for requires_grad in (True, False):
@@ -101,7 +95,6 @@ class TestAutogradInferenceMode(Harness):
                 self.assertTrue(torch.is_inference(view_out))
                 self.assertFalse(view_out.requires_grad)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_inf_tensor_in_normal_mode_functional_op(self, torch):
         for requires_grad in (True, False):
             with torch.inference_mode():
@@ -111,10 +104,6 @@ class TestAutogradInferenceMode(Harness):
         self.assertFalse(func_out.requires_grad)
         self.assertTrue(func_out.is_leaf)
 
-    @mini_fails(
-        "error type or text",
-        "an in-place update of an inference tensor outside inference mode is not refused",
-    )
     def test_inference_mode_inf_tensor_in_normal_mode_inplace_op(self, torch):
         def run_test(fn):
             for requires_grad in (False, True):
@@ -129,7 +118,6 @@ class TestAutogradInferenceMode(Harness):
         run_test(lambda x: x.add_(2))
         run_test(lambda x: x.transpose_(0, 1))
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_inference_mode_inf_tensor_in_normal_mode_view_op(self, torch):
         for requires_grad in (True, False):
             with torch.inference_mode():
@@ -140,7 +128,6 @@ class TestAutogradInferenceMode(Harness):
             self.assertFalse(out._is_view())
             self.assertTrue(out.is_leaf)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_normal_tensor_inplace_output_in_inference_mode(self, torch):
         def run_test(fn):
             for requires_grad in (True, False):
@@ -160,7 +147,6 @@ class TestAutogradInferenceMode(Harness):
         run_test(lambda x: x.add_(2))
         run_test(lambda x: x.transpose_(0, 1))
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_normal_tensor_view_output_in_inference_mode(self, torch):
         for requires_grad in (True, False):
             s = torch.ones(1, 2, 3, requires_grad=requires_grad)
@@ -181,7 +167,6 @@ class TestAutogradInferenceMode(Harness):
                 self.assertEqual(tmp.requires_grad, requires_grad)
                 self.assertEqual(a._version, tmp._version)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_normal_tensor_view_output_in_normal_mode(self, torch):
         for requires_grad in (True, False):
             s = torch.ones(1, 2, 3, requires_grad=requires_grad)
@@ -207,7 +192,6 @@ class TestAutogradInferenceMode(Harness):
             self.assertFalse(torch.is_inference(tmp))
             self.assertEqual(tmp.requires_grad, requires_grad)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_mix_inference_and_normal_tensor_functional_op(self, torch):
         for requires_grad in (True, False):
             s = torch.ones(1, 2, 3, requires_grad=requires_grad)
@@ -224,7 +208,6 @@ class TestAutogradInferenceMode(Harness):
                 ):
                     c * s
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_mix_inference_and_normal_tensor_inplace_op(self, torch):
         for requires_grad in (True, False):
             s = torch.ones(1, 2, 3, requires_grad=requires_grad)
@@ -251,7 +234,6 @@ class TestAutogradInferenceMode(Harness):
                 ):
                     torch.mul(s, s, out=c)
 
-    @mini_fails("missing API", "torch.is_inference (inference tensors)")
     def test_mix_inference_and_normal_tensor_view_op(self, torch):
         for requires_grad in (True, False):
             s = torch.ones(1, 2, 3, requires_grad=requires_grad)
@@ -264,10 +246,6 @@ class TestAutogradInferenceMode(Harness):
             self.assertFalse(torch.is_inference(tmp2))
             self.assertEqual(tmp2.requires_grad, requires_grad)
 
-    @mini_fails(
-        "error type or text",
-        "a view made in inference mode modified in place: the no_grad-mode message where torch names inference mode",
-    )
     def test_inference_mode_handle_direct_view_on_rebase(self, torch):
         def run_test(fn):
             for requires_grad in (True, False):
@@ -287,10 +265,6 @@ class TestAutogradInferenceMode(Harness):
         run_test(lambda x: x.add_(2))
         run_test(lambda x: x.transpose_(0, 1))
 
-    @mini_fails(
-        "error type or text",
-        "a view made in inference mode whose base is modified: the no_grad-mode message where torch names inference mode",
-    )
     def test_inference_mode_handle_indirect_view_on_rebase(self, torch):
         def run_test(fn):
             for requires_grad in (True, False):

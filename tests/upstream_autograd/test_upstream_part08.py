@@ -12,7 +12,6 @@ from .harness import Harness, disable_gc, mini_fails
 
 
 class TestAutograd(Harness):
-    @mini_fails("missing API", "Tensor._is_view")
     def test_autograd_views_codegen(self, torch):
         # Which views are differentiable, and which may be modified in place (view_as, unbind).
         def run_test(grad_mode, requires_grad, is_view, should_raise_tuple):
