@@ -296,7 +296,7 @@ def version_errors(lib, see):
     y = x.exp()
     loss = y.sum()
     y.add_(1)
-    see.error("backward after y.add_(1), y = x.exp()", lambda: loss.backward())
+    see.error("y = x.exp(), then y.add_(1), then backward", lambda: loss.backward())
     a = x * 2
     b = a * a
     a.add_(1)
@@ -766,6 +766,54 @@ def hooks_and_retain_grad(lib, see):
               lambda: lib.tensor([1.0]).register_hook(lambda g: g))  # fmt: skip
 
 
+def retain_grad_rules(lib, see):
+    """retain_grad refuses a tensor that does not require grad; under create_graph it keeps a
+    gradient that is part of the graph"""
+    see.error("retain_grad on a tensor that does not require grad",
+              lambda: lib.tensor([1.0, 2.0]).retain_grad())  # fmt: skip
+    x = leaf(lib, [1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward(create_graph=True)
+    see("y.grad after backward(create_graph=True)", y.grad)
+    see("y.grad.requires_grad after backward(create_graph=True)", y.grad.requires_grad)
+
+
+def gradients_that_are_none(lib, see):
+    """a post-hook replaces one gradient by None: nothing flows along that edge, yet the nodes
+    below still run once the rest of their gradients have come, and their hooks see None"""
+    x = leaf(lib, [1.0, 1.0])
+    s = (x * 2 + x * 3).sum()
+    add = s.grad_fn.next_functions[0][0]
+    add.register_hook(lambda grad_inputs, grad_outputs: (None, grad_inputs[1]))
+    s.backward()
+    see("x.grad when the hook drops the gradient of x * 2", x.grad)
+    y, calls = x * 2, []
+    y.retain_grad()
+    y.register_hook(lambda g: calls.append(f"tensor hook: {'None' if g is None else 'a tensor'}"))
+    y.grad_fn.register_prehook(lambda grad_outputs: calls.append(f"pre-hook: {grad_outputs}"))
+    y.grad_fn.register_hook(
+        lambda grad_inputs, grad_outputs: calls.append(f"post-hook: {grad_inputs}")
+    )
+    s = (y + x * 3).sum()
+    s.grad_fn.next_functions[0][0].register_hook(lambda grad_inputs, _: (None, grad_inputs[1]))
+    s.backward()
+    see("the hooks of y = x * 2, whose gradient was dropped, in order", "; ".join(calls))
+    see("y.grad, retained but dropped", y.grad)
+    y = x * 2
+    y.retain_grad()
+    s = (y + x * 3).sum()
+    s.backward(retain_graph=True)
+    s.grad_fn.next_functions[0][0].register_hook(lambda grad_inputs, _: (None, grad_inputs[1]))
+    s.backward()
+    see("y.grad kept from a first backward, when the second drops it", y.grad)
+    w = leaf(lib, [0.5, -1.0])
+    t = (w * 2).sum() + (w * w).sum()
+    t.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (None, None))
+    t.backward()
+    see("w.grad when every gradient from the root is dropped", w.grad)
+
+
 def accumulator_runs_first(lib, see):
     """an AccumulateGrad made early is ready together with a newer node: it still runs first"""
     w = leaf(lib, ROW)
@@ -797,6 +845,8 @@ def starting_gradients(lib, see):
               lambda: lib.tensor(ROW).sum().backward())  # fmt: skip
     see.error("the second output does not require grad",
               lambda: lib.autograd.backward([x.sum(), lib.tensor(1.0)]))  # fmt: skip
+    see.error("a starting gradient of the wrong shape",
+              lambda: (x * 2).backward(lib.tensor([1.0, 2.0])))  # fmt: skip
 
 
 TASKS = [
@@ -804,7 +854,7 @@ TASKS = [
          hint="a gradient flows to the node that made the tensor, or to a leaf's one accumulator (made on first use and reused); a constant or a number has nowhere to send it",
 ),
     Task("1.2", "recording an operation", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, constant_first, mul_broadcast, version_errors],
-         hint="record only when grad mode is on and at least one input (any of them, not only the first) requires grad; the node gets one edge per input, its settings, its saved values (skip the None ones), and the result points back at it",
+         hint="record only when grad mode is on and at least one input (any of them, not only the first) requires grad; the node gets one edge per input, its settings, its saved values (skip the None ones), and the result points back at it; a saved result is the node's own output (is_output), so that its version error names this node",
          advice={"value": "Record exactly when grad mode is on and some input, in any position, requires grad."}),
     Task("1.3", "detach", "detach", [detach_shares_memory],
          hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
@@ -820,10 +870,10 @@ TASKS = [
     Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
          hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it"),
     Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
-         hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them"),
+         hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them; a mean divides g by how many elements each output averaged: the product of the sizes of the reduced dimensions"),
     Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
          hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator"),
-    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, roots_given_twice, grad_of_intermediate],
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, retain_grad_rules, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, gradients_that_are_none, roots_given_twice, grad_of_intermediate],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
@@ -839,14 +889,15 @@ TASKS = [
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
     Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [pack_hooks, version_errors, in_place_on_a_copy],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered",
-         advice={"in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error."}),
+         advice={"in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
+                 "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
     Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
          advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions."}),
     Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors],
          hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one",
          advice={"freed_after_backward": "A freed saved tensor must drop its value, not only be marked: the memory is what retain_graph is about."}),
-    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function],
+    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",

@@ -248,6 +248,8 @@ def _error_difference(label, mine, theirs) -> str | None:
     if mine[1] != theirs[1]:
         start = next((i for i, (a, b) in enumerate(zip(mine[1], theirs[1])) if a != b), None)
         start = min(len(mine[1]), len(theirs[1])) if start is None else start
+        if start == 0:  # another text altogether: PyTorch's whole, to write it to the letter
+            return f"{label}: the error's text is another from its first character: yours reads {_clip(mine[1])}, PyTorch's reads {_clip(theirs[1], 400)}"
         window = slice(max(0, start - 30), start + 40)
         return (
             f"{label}: the error's text differs from character {start}: yours reads "
@@ -355,7 +357,7 @@ def _blame(task: Task, path: Path, results: dict, first: str) -> tuple[str, str]
                     f"your piece is right on its own, but your Exercise {other.id} ({other.where}) "
                     "makes these programs differ from PyTorch's"
                     + (" (its own check says so too)" if own else ", though its own check passes")
-                    + f": fix Exercise {other.id} first. What differs: {first.split(' Hint:')[0]}",
+                    + f": fix Exercise {other.id} first. What differs: {_without_advice(task, first)}",
                 )
     return None
 
@@ -412,7 +414,8 @@ def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
                 f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit",
             )
         except _FormulaMistake as mistake:
-            return "wrong", f"{name}: {mistake}{_advice(task, 'formula', program)}"
+            said = str(mistake).rstrip(".")
+            return "wrong", f"{name}: {said}.{_advice(task, 'formula', program)}"
         except _Difference as difference:
             return "wrong", f"{name}: {difference}.{_advice(task, difference.kind, program)}"
         except Exception as error:  # an ordinary mistake in the learner's code: report, don't raise
@@ -470,6 +473,14 @@ def _in_graph(grads, node) -> bool:
     return any(is_tensor(v) and v.requires_grad for v in [*grads, *values])
 
 
+def _without_advice(task: Task, message: str) -> str:
+    """`message` without the task's own advice and hint: they speak of this piece, not the culprit."""
+    message = message.split(" Hint:")[0]
+    for advice in task.advice.values():
+        message = message.replace(f" {advice}", "")
+    return message
+
+
 def _advice(task: Task, kind: str, program=None) -> str:
     advice = task.advice.get(getattr(program, "__name__", ""), "") or task.advice.get(kind, "")
     return (f" {advice}" if advice else "") + f" Hint: {task.hint}"
@@ -495,7 +506,10 @@ def check(exercise_id: str, path: Path | None = None) -> bool:
     status, message = run(task, path or engine_file.default_path())
     prefix = f"Exercise {task.id} ({task.where})"
     if status == "done":
-        print(f"Exercise {task.id}: correct ✓ — {task.where} {message}.")
+        several = " and " in task.where or "," in task.where
+        print(
+            f"Exercise {task.id}: correct ✓ — {task.where} {message.replace('matches', 'match') if several else message}."
+        )
     elif status == "not done":
         print(f"Exercise {task.id}: not done yet — {message}. Hint: {task.hint}")
     else:

@@ -49,6 +49,11 @@ FREED_MESSAGE = "Trying to backward through the graph a second time (or directly
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 UNUSED_MESSAGE = "The differentiated Tensor at index {} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
 MODIFIED_MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation: {} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+SCALAR_ONLY_MESSAGE = "grad can be implicitly created only for scalar outputs"
+NO_GRAD_FN_MESSAGE = "element {} of tensors does not require grad and does not have a grad_fn"
+SHAPE_MESSAGE = "Mismatch in shape: grad_output[{0}] has a shape of torch.Size({1}) and output[{0}] has a shape of torch.Size({2})."
+NOT_REQUIRING_MESSAGE = "One of the differentiated Tensors does not require grad"
+RETAIN_GRAD_MESSAGE = "can't retain_grad on Tensor that has requires_grad=False"
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}
 
 
@@ -432,7 +437,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
 
 
 def _initial_grads(outputs, grad_outputs):
-    """The gradient each output starts from: the one given, or ones for a one-element output."""
+    """The gradient each output starts from: the one given, or ones for a one-element output.
+
+    `grad_outputs` is what the caller was given: None, one tensor, or one (tensor or None) per
+    output.
+    """
     raise NotImplementedError("Exercise 4.5: the starting gradients")
 
 
@@ -480,7 +489,7 @@ class _Capture:
 
 
 def _nodes_leading_to(root_edges, targets):
-    """The nodes with a path to a target edge's node: the only ones autograd.grad runs."""
+    """The nodes with a path to the node of an edge (node, input_nr) in `targets`: those to run."""
     raise NotImplementedError("Exercise 5.6: the nodes that lead to an input")
 
 

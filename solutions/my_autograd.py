@@ -49,6 +49,11 @@ FREED_MESSAGE = "Trying to backward through the graph a second time (or directly
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 UNUSED_MESSAGE = "The differentiated Tensor at index {} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
 MODIFIED_MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation: {} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+SCALAR_ONLY_MESSAGE = "grad can be implicitly created only for scalar outputs"
+NO_GRAD_FN_MESSAGE = "element {} of tensors does not require grad and does not have a grad_fn"
+SHAPE_MESSAGE = "Mismatch in shape: grad_output[{0}] has a shape of torch.Size({1}) and output[{0}] has a shape of torch.Size({2})."
+NOT_REQUIRING_MESSAGE = "One of the differentiated Tensors does not require grad"
+RETAIN_GRAD_MESSAGE = "can't retain_grad on Tensor that has requires_grad=False"
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}
 
 
@@ -378,18 +383,21 @@ def _run_loop(root_edges, grads, retain_graph, capture):
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
     while ready:
         node = heapq.heappop(ready)[2]
-        grad = buffers.pop(node)
+        grad = buffers.pop(node, None)  # None when every gradient sent here was None
         for hook in node._tensor_pre_hooks:
             result = hook(grad)
             grad = grad if result is None else result
-        if node._retain_grad_hook is not None:
+        if node._retain_grad_hook is not None and grad is not None:
             node._retain_grad_hook(grad)
         grad_outputs = (grad,)  # the gradients of the node's output (PyTorch's word)
         for hook in node._pre_hooks:
             grad_outputs = hook(grad_outputs) or grad_outputs
         if capture is not None and capture.takes(node, grad_outputs):
             continue
-        grad_inputs = node.apply(*grad_outputs)  # one for each input of the node
+        if all(g is None for g in grad_outputs):  # nothing came, so nothing goes on
+            grad_inputs = (None,) * len(node.next_functions)
+        else:
+            grad_inputs = node.apply(*grad_outputs)  # one for each input of the node
         for hook in node._hooks:
             grad_inputs = hook(grad_inputs, grad_outputs) or grad_inputs
         if not retain_graph:
@@ -397,7 +405,8 @@ def _run_loop(root_edges, grads, retain_graph, capture):
         for (next_node, _), grad in zip(node.next_functions, grad_inputs):
             if next_node is None:
                 continue
-            buffers[next_node] = grad if next_node not in buffers else buffers[next_node] + grad
+            if grad is not None:  # a None sends nothing, but the count falls all the same
+                buffers[next_node] = grad if next_node not in buffers else buffers[next_node] + grad
             dependencies[next_node] -= 1
             if dependencies[next_node] == 0:
                 heapq.heappush(ready, (-next_node._sequence_nr, next(tie), next_node))
@@ -413,6 +422,8 @@ def register_hook(self, hook):
 
 def retain_grad(self):
     """Tensor.retain_grad: keep this non-leaf tensor's gradient in .grad, as a leaf's is."""
+    if not self.requires_grad:
+        raise RuntimeError(RETAIN_GRAD_MESSAGE)
     if self.grad_fn is None:
         return
 
@@ -577,17 +588,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
 
 
 def _initial_grads(outputs, grad_outputs):
-    """The gradient each output starts from: the one given, or ones for a one-element output."""
+    """The gradient each output starts from: the one given, or ones for a one-element output.
+
+    `grad_outputs` is what the caller was given: None, one tensor, or one (tensor or None) per
+    output.
+    """
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs] * len(outputs) if len(outputs) == 1 else [None] * len(outputs)
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if not out.requires_grad:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
+            raise RuntimeError(NO_GRAD_FN_MESSAGE.format(i))
         if grad is None and out._data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            raise RuntimeError(SCALAR_ONLY_MESSAGE)
+        if grad is not None and grad.shape != out.shape:
+            raise RuntimeError(SHAPE_MESSAGE.format(i, list(grad.shape), list(out.shape)))
         grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad)
     return grads
 
@@ -638,7 +653,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if not all(t.requires_grad for t in inputs):
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
+        raise RuntimeError(NOT_REQUIRING_MESSAGE)
     if retain_graph is None:
         retain_graph = create_graph
     grads = _initial_grads(outputs, grad_outputs)
@@ -667,7 +682,7 @@ class _Capture:
 
 
 def _nodes_leading_to(root_edges, targets):
-    """The nodes with a path to a target edge's node: the only ones autograd.grad runs."""
+    """The nodes with a path to the node of an edge (node, input_nr) in `targets`: those to run."""
     target_nodes = {node for node, _ in targets}
     leads, seen = set(), set()
     for root, _ in root_edges:

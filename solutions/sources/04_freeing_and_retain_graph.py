@@ -295,10 +295,12 @@ except NotImplementedError:
 # Write `backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False)`, the
 # function behind `loss.backward()`, with the two it needs:
 #
-# * `_initial_grads(outputs, grad_outputs)`: the gradient each output starts from. A
-#   one-element output may start from ones; any other needs one given, and an output that does
-#   not require grad cannot start at all (PyTorch's two errors, to the letter, are in the check's
-#   messages).
+# * `_initial_grads(outputs, grad_outputs)`: the gradient each output starts from.
+#   `grad_outputs` is what the user passed, to `backward` or to `autograd.grad`: `None`, one
+#   tensor, or one per output (each a tensor or `None`). A one-element output may start from
+#   ones; any other needs a gradient given, of its own shape; an output that does not require
+#   grad cannot start at all. PyTorch's three errors stand, to the letter, at the top of your
+#   file (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`).
 # * `backward` itself: `retain_graph=None` is not `False`. What should it be, so that a graph
 #   built for second derivatives survives its first backward?
 # * `run_backward(roots, grads, retain_graph, create_graph, inputs=None)`: the roots' edges, a

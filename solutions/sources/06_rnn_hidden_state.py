@@ -247,10 +247,12 @@ check_clip_grad_norm(clip_grad_norm)
 # ## Exercise 6.5 (your engine): a recurrent cell of your own
 #
 # `rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None)` is one step of an Elman RNN,
-# `h' = tanh(input @ w_ihᵀ + b_ih + hx @ w_hhᵀ + b_hh)`, with PyTorch's signature
-# (`torch.rnn_tanh_cell`). Write it with your engine's operations; a bias may be `None`. The
-# check runs five steps with the hidden state carried from step to step and compares the
-# state and every weight's gradient with PyTorch's own cell.
+# with PyTorch's signature (`torch.rnn_tanh_cell`): the next hidden state is the tanh of two
+# affine maps added together, the input's through `w_ih` and `b_ih` and the previous state's
+# through `w_hh` and `b_hh`. PyTorch stores each weight as (out_features, in_features): which
+# side of `@` does it go on, and in which orientation? A bias may be `None`. Write it with your
+# engine's operations. The check runs five steps with the hidden state carried from step to
+# step and compares the state and every weight's gradient with PyTorch's own cell.
 
 # %%
 track.check("6.5")
