@@ -82,6 +82,17 @@ def check_gradcheck(learner):
                 raise Feedback(
                     f"on the correct function {description}, your gradcheck reports a gap of {v:.3g} for input {i}, where backward and central differences agree to about 1e-10 in float64 (a gap under {GRADCHECK_TOLERANCE:.0e} is expected): use the central difference (f(x + eps) - f(x - eps)) / (2 * eps) with eps=1e-6 in float64; a one-sided (f(x + eps) - f(x)) / eps is off by about eps.",
                 )
+    # The same correct function given float32 arrays: a checker that works in the arrays' own
+    # dtype loses the step of 1e-6 to float32 rounding (about 7 significant digits).
+    description = f"{correct[0][0]}, given float32 arrays"
+    values = _report(
+        call(learner, mul_tanh, *(x.astype(np.float32) for x in (a, b))), 2, description
+    )
+    for i, v in enumerate(values):
+        if not v < GRADCHECK_TOLERANCE:
+            raise Feedback(
+                f"on the correct function {description}, your gradcheck reports a gap of {v:.3g} for input {i}: float32 keeps about 7 significant digits, so a step of 1e-6 is mostly lost to rounding and the finite differences are noise. Whatever dtype the arrays come in, do the whole check (backward and finite differences) in float64.",
+            )
 
     # The bugs run on inputs of fixed signs, so that each wrong gradient is off in one direction
     # only (the mul bug: too small for input 1; the tanh bug: too small for input 0 and too large

@@ -11,9 +11,11 @@ notebook also imports TWICE_PROGRAMS, twice_truth, heads_tensors and normaliser_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from course.check import (
     load_torch,
 )
 from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
+from mini_autograd.node import Node
 
 # --- 4.2: which graphs can be backwarded twice ---------------------------------------------------
 
@@ -91,6 +94,34 @@ def _off_first_path(root):
 
 
 TWICE_HINT = "walk every node from root.grad_fn (next_functions) and look for saved tensors"
+LADDER_STEPS = 30  # y = y + y, thirty times: two edges into every node, 2**30 paths to the leaf
+
+
+def _ladder(lib, x):
+    """A graph that saves nothing, where two paths lead into every node."""
+    y = x
+    for _ in range(LADDER_STEPS):
+        y = y + y
+    return y.sum()
+
+
+@contextlib.contextmanager
+def _visits_at_most(limit):
+    """Count the reads of a node's next_functions (a walk's visits); past ``limit``, stop the
+    walk with Feedback instead of letting it run for hours."""
+    reads = [0]
+
+    def get(node):
+        reads[0] += 1
+        if reads[0] > limit:
+            raise Feedback(
+                f"on a graph of {LADDER_STEPS + 2} nodes that saves nothing, made by adding a tensor to itself {LADDER_STEPS} times, your function went through nodes' next_functions more than {limit} times: two edges lead into every node, so a walk that does not remember the nodes it has visited goes through the last ones about 2**{LADDER_STEPS} times. Keep the visited nodes in a set and skip a node that is in it already."
+            )
+        return slot.__get__(node)
+
+    slot = Node.__dict__["next_functions"]  # a slot: the property reads and writes through it
+    with mock.patch.object(Node, "next_functions", property(get, slot.__set__)):
+        yield
 
 
 @checker("4.2", TWICE_HINT)
@@ -116,6 +147,14 @@ def check_can_backward_twice(can_backward_twice):
             raise Feedback(
                 f"for {text} your function says {bool(answer)}, but {_why(root, truth)}. Hint: {TWICE_HINT}; only SavedTensor slots count."
             )
+    truth = twice_truth(torch, _ladder)
+    root = _ladder(ma, ma.tensor(_TWICE_X, requires_grad=True))
+    with _visits_at_most(4 * (LADDER_STEPS + 2)):
+        answer = call(can_backward_twice, root, where=" (on a ladder of additions)")
+    if bool(answer) != truth:
+        raise Feedback(
+            f"on a graph made by adding a tensor to itself {LADDER_STEPS} times, your function says {bool(answer)}, but {_why(root, truth)}."
+        )
     return f"your answers match what PyTorch does on all {len(TWICE_PROGRAMS) + len(BRANCH_PROGRAMS)} programs."
 
 
@@ -205,20 +244,24 @@ def normaliser_data(steps=20, batch=32, features=8, hidden=16, seed=44):
     return SimpleNamespace(xs=xs, ys=ys, w1=w1, w2=w2, lr=0.05)
 
 
-def reference_train(lib, data):
-    """The fixed loop: the running mean is a constant for the step that uses it."""
+def reference_train(lib, data, ledger=None):
+    """The fixed loop: the running mean is a constant for the step that uses it (each step timed
+    and recorded in `ledger` when one is given)."""
+    ledger = ledger or Ledger()
     w1 = lib.tensor(data.w1.copy(), requires_grad=True)
     w2 = lib.tensor(data.w2.copy(), requires_grad=True)
     running_mean = lib.zeros(data.w1.shape[1], dtype=lib.float64)
     for x_np, y_np in zip(data.xs, data.ys):
-        features = (lib.tensor(x_np) @ w1).tanh()
-        loss = ((features - running_mean) @ w2 - lib.tensor(y_np)).pow(2).mean()
-        w1.grad = w2.grad = None
-        loss.backward()
-        running_mean = 0.9 * running_mean + 0.1 * features.detach().mean(0)
-        with lib.no_grad():
-            w1 -= data.lr * w1.grad
-            w2 -= data.lr * w2.grad
+        with ledger.step():
+            features = (lib.tensor(x_np) @ w1).tanh()
+            loss = ((features - running_mean) @ w2 - lib.tensor(y_np)).pow(2).mean()
+            ledger.record(loss)
+            w1.grad = w2.grad = None
+            loss.backward()
+            running_mean = 0.9 * running_mean + 0.1 * features.detach().mean(0)
+            with lib.no_grad():
+                w1 -= data.lr * w1.grad
+                w2 -= data.lr * w2.grad
     return w1, w2
 
 
@@ -279,8 +322,9 @@ def check_fixed_loop(train):
             return f"your loop stopped at step {step} with the freed-graph error: something made in step {step - 1} still links to its graph. Hint: {LOOP_HINT}."
         return f"your code raised {describe_error(error)} (at step {step} of your loop, with mini_autograd)."
 
+    ledger = Ledger("your loop")
     with Spy(measure) as spy:
-        result = _as_weights(call(train, ma, data, Ledger("your loop"), explain=explain))
+        result = _as_weights(call(train, ma, data, ledger, explain=explain))
     steps = len(data.xs)
     if len(spy.retains) != steps:
         raise Feedback(
@@ -302,6 +346,16 @@ def check_fixed_loop(train):
             raise Feedback(
                 f"the final {name} differs from the reference loop run in PyTorch ({problem}): keep the update and the running mean as they were, and make the running mean a constant for the step that uses it."
             )
+    recorded = [row.saved_bytes for row in ledger.rows if row.saved_bytes is not None]
+    if len(recorded) != steps:
+        raise Feedback(
+            f"your loop recorded {len(recorded)} steps in the ledger, for {steps} steps: time each step in the ledger and record its loss there before backward, as the leaky loop does; the table that compares the two loops reads it."
+        )
+    if recorded != held:
+        k = next(k for k, (a, b) in enumerate(zip(recorded, held)) if a != b)
+        raise Feedback(
+            f"at step {k + 1} your ledger recorded {recorded[k]} saved bytes, but the graph held {held[k]} when backward started: record the loss before backward, while its graph still holds what it saved."
+        )
     where = " (with torch: write it with `lib` only)"
     theirs = _as_weights(call(train, torch, data, Ledger("torch"), where=where))
     for name, got, want in zip(("w1", "w2"), theirs, expected):

@@ -275,12 +275,12 @@ def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=Tru
     return losses
 
 
-def _tbptt_error(window, error):
+def _tbptt_error(where, error):
     if freed_graph(error):
-        return f"window {window}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, and assign it (state = tuple(s.detach() for s in state))"
+        return f"{where}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, and assign it (state = tuple(s.detach() for s in state))"
     if in_place_error(error):
-        return f"window {window}: the in-place error of retain_graph=True plus optimizer.step(): do not retain the old graph, detach the state instead"
-    return f"window {window}: your code raised {describe_error(error)}"
+        return f"{where}: the in-place error of retain_graph=True plus optimizer.step(): do not retain the old graph, detach the state instead"
+    return f"{where}: your code raised {describe_error(error)}"
 
 
 TBPTT_VARIANTS = {  # (carry, step) of reference_tbptt: what its losses mean
@@ -295,30 +295,45 @@ TBPTT_VARIANTS = {  # (carry, step) of reference_tbptt: what its losses mean
 }
 
 
+def _tbptt_case(train_tbptt, series, window, where):
+    """Feedback unless the learner's losses on `series` in chunks of `window` are PyTorch's;
+    else the notes on the result."""
+    expected = reference_tbptt(torch, make_regressor(torch), series, window)
+    chunks = (len(series) - 1) // window
+
+    def explain(error):
+        if order.events.count("backward") == chunks:  # all the chunks trained, then one more
+            return f"{where}: your loop trained the {chunks} chunks the series holds, then started another and raised {type(error).__name__}: each chunk's targets are its inputs shifted by one, so the last chunk needs one value after its inputs; with {len(series)} values there are (len(series) - 1) // window = {chunks} chunks."
+        return _tbptt_error(where, error)
+
+    with Spy() as order:
+        args = (ma, make_regressor(ma), series.copy(), window)
+        result = call(train_tbptt, *args, explain=explain)
+    losses = losses_of(result, chunks, per="chunk")
+    problem = first_difference(losses, expected, "chunk", ATOL, RTOL)
+    if problem is None:
+        return tensor_note(result) + data_note(order.data_reads)
+    zero_grad = zero_grad_problem(order.events)
+    if zero_grad:
+        raise Feedback(f"{where}: {problem}: {zero_grad}")
+    for (carry, step), advice in TBPTT_VARIANTS.items():
+        other = reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step)
+        if first_difference(losses, other, "chunk", ATOL, RTOL) is None:
+            raise Feedback(f"{where}: {advice}")
+    raise Feedback(
+        f"{where}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
+    )
+
+
 @checker("6.3", TBPTT_TODO)
 def check_tbptt(train_tbptt, windows=(5, 8)):
-    """6.3: losses per chunk as PyTorch computes them, for each window."""
+    """6.3: losses per chunk as PyTorch computes them, for each window; then on a series whose
+    length the window divides, where one chunk fewer than length // window fits."""
     series, notes = make_series(), ""
     for window in windows:
-        expected = reference_tbptt(torch, make_regressor(torch), series, window)
-        with Spy() as order:
-            args = (ma, make_regressor(ma), series.copy(), window)
-            result = call(train_tbptt, *args, explain=functools.partial(_tbptt_error, window))
-        losses = losses_of(result, (len(series) - 1) // window, per="chunk")
-        problem = first_difference(losses, expected, "chunk", ATOL, RTOL)
-        if problem is None:
-            notes = notes or tensor_note(result) + data_note(order.data_reads)
-            continue
-        zero_grad = zero_grad_problem(order.events)
-        if zero_grad:
-            raise Feedback(f"window {window}: {problem}: {zero_grad}")
-        for (carry, step), advice in TBPTT_VARIANTS.items():
-            other = reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step)
-            if first_difference(losses, other, "chunk", ATOL, RTOL) is None:
-                raise Feedback(f"window {window}: {advice}")
-        raise Feedback(
-            f"window {window}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
-        )
+        note = _tbptt_case(train_tbptt, series, window, f"window {window}")
+        notes = notes or note
+    _tbptt_case(train_tbptt, make_series(40), 8, "window 8 on a series of 40 values")
     return (
         f"the losses of every chunk match PyTorch's for windows {', '.join(map(str, windows))}."
         + notes
@@ -385,8 +400,11 @@ def _clip_case(clip_grad_norm, scale, max_norm):
             )
         got = [float(np.linalg.norm(as_array(p.grad))) for p in ours if p.grad is not None]
         if max_norm >= expected:
+            scaled = float(np.sqrt(sum(g**2 for g in got))) / expected
+            grown = f" (scaled by {scaled:.3g}: clipping only ever shrinks gradients, so a factor of 1 or more is never applied)"
             raise Feedback(
                 f"the gradients' joint norm {expected:.4g} is already below max_norm={max_norm}, so they must stay unchanged; yours were changed"
+                + (grown if scaled > 1 + 1e-3 else "")
             )
         if all(np.isclose(g, max_norm, rtol=1e-3) for g in got):
             raise Feedback(
@@ -412,6 +430,7 @@ def check_clip_grad_norm(clip_grad_norm):
     """6.4: clip_grad_norm(parameters, max_norm) against torch.nn.utils.clip_grad_norm_."""
     _clip_case(clip_grad_norm, scale=3.0, max_norm=1.0)  # clipped
     _clip_case(clip_grad_norm, scale=0.01, max_norm=1.0)  # left alone
+    _clip_case(clip_grad_norm, scale=0.15, max_norm=1.0)  # left alone, the norm just below
     # A few chunks of TBPTT with clipping, inside the library: clip_grad_norm_ is the learner's.
     series, clip = make_series()[:21], lambda ps: ma_utils.clip_grad_norm_(ps, 0.5)  # 4 chunks
     clip_torch = lambda ps: torch.nn.utils.clip_grad_norm_(ps, 0.5)  # noqa: E731

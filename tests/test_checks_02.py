@@ -108,3 +108,52 @@ def test_gradcheck_without_the_absolute_value(capsys, signed):
 def test_gradcheck_wrong_return(capsys):
     assert not checks_02.check_gradcheck(lambda fn, *a: True)
     assert "one number per input" in one_line(capsys, "2.5")
+
+
+def gradcheck_in_the_arrays_dtype(fn, *arrays, eps=1e-6):
+    """The solution without its first line: it works in whatever dtype the arrays have."""
+    tensors = [ma.tensor(a.copy(), requires_grad=True) for a in arrays]
+    fn(*tensors).backward()
+    gaps = []
+    for i, tensor in enumerate(tensors):
+        numerical = np.zeros_like(arrays[i])
+        for index in np.ndindex(arrays[i].shape):
+            plus, minus = [a.copy() for a in arrays], [a.copy() for a in arrays]
+            plus[i][index] += eps
+            minus[i][index] -= eps
+            f_plus = fn(*[ma.tensor(a) for a in plus]).item()
+            f_minus = fn(*[ma.tensor(a) for a in minus]).item()
+            numerical[index] = (f_plus - f_minus) / (2 * eps)
+        gaps.append(float(np.abs(tensor.grad.numpy() - numerical).max()))
+    return gaps
+
+
+def test_gradcheck_in_the_arrays_own_dtype(capsys):
+    """Given float32 arrays, a checker that does not convert them to float64 reports noise."""
+    assert not checks_02.check_gradcheck(gradcheck_in_the_arrays_dtype)
+    line = one_line(capsys, "2.5")
+    assert "given float32 arrays" in line and "in float64" in line and "rounding" in line
+
+
+def test_float32_central_differences_are_noise_next_to_torch():
+    """The premise, against PyTorch: with eps=1e-6, float32 central differences of the check's
+    correct function are far from torch's gradient; in float64 they agree to 1e-8."""
+    import torch
+
+    rng = np.random.default_rng(20)
+    a, b = rng.normal(size=(2, 3)), rng.normal(size=3)
+    x, y = torch.tensor(a, requires_grad=True), torch.tensor(b)
+    (x * y).tanh().sum().backward()
+
+    def central(dtype):
+        f = lambda v: float(np.tanh(v * b.astype(dtype)).sum(dtype=dtype))  # noqa: E731
+        grad = np.zeros(a.shape)
+        for index in np.ndindex(a.shape):
+            step = np.zeros(a.shape, dtype=dtype)
+            step[index] = 1e-6
+            v = a.astype(dtype)
+            grad[index] = (f(v + step) - f(v - step)) / 2e-6
+        return grad
+
+    assert np.abs(central(np.float64) - x.grad.numpy()).max() < 1e-8
+    assert np.abs(central(np.float32) - x.grad.numpy()).max() > 1e-3

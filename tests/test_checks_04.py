@@ -52,6 +52,19 @@ def twice_any_saved(root):
     return True
 
 
+def twice_without_seen(root):
+    """The solution without its memory of visited nodes: right, but exponential on diamonds."""
+    stack = [root.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node.saved_tensors_info():
+            return False
+        stack.extend(n for n, _ in node.next_functions)
+    return True
+
+
 def twice_first_branch_only(root):
     node = root.grad_fn
     while node is not None:
@@ -102,6 +115,23 @@ def test_twice_stub_is_not_done(capsys):
 def test_twice_explains_wrong_answers(capsys, answer, words):
     ok, line = run(capsys, check_can_backward_twice, answer)
     assert not ok and line.startswith("Exercise 4.2: ") and words in line, line
+
+
+def test_twice_ladder_agrees_between_the_libraries():
+    import torch
+
+    import mini_autograd as ma
+
+    assert checks_04.twice_truth(torch, checks_04._ladder) is True
+    assert checks_04.twice_truth(ma, checks_04._ladder) is True
+
+
+def test_twice_names_a_walk_without_memory(capsys):
+    """Without a set of visited nodes the walk is right on every small program, and on the
+    ladder of additions it would take 2**30 steps: the check stops it and says why."""
+    ok, line = run(capsys, check_can_backward_twice, twice_without_seen)
+    assert not ok and "does not remember the nodes it has visited" in line, line
+    assert "Keep the visited nodes" in line
 
 
 # --- 4.3 -------------------------------------------------------------------------------------
@@ -172,7 +202,7 @@ def test_one_backward_explains_wrong_answers(capsys, answer, words):
 # --- 4.4 -------------------------------------------------------------------------------------
 
 
-def make_train(retain, carry, detach_where="update"):
+def make_train(retain, carry, detach_where="update", record="before"):
     """Variants of the running-mean loop: the leak, half-fixes and the fix. detach_where="use"
     detaches the running mean only where the loss uses it: the saved bytes stay flat and the
     weights are right, but the running mean itself keeps growing a graph, step after step."""
@@ -188,9 +218,12 @@ def make_train(retain, carry, detach_where="update"):
                     running_mean = 0.9 * running_mean + 0.1 * features.mean(0)
                 used = running_mean.detach() if detach_where == "use" else running_mean
                 loss = ((features - used) @ w2 - lib.tensor(y_np)).pow(2).mean()
-                ledger.record(loss)
+                if record == "before":
+                    ledger.record(loss)
                 w1.grad = w2.grad = None
                 loss.backward(retain_graph=retain)
+                if record == "after":
+                    ledger.record(loss)
                 if detach_where == "before-use":
                     running_mean = running_mean.detach()
                 else:
@@ -211,7 +244,9 @@ def test_fixed_loop_accepts_the_solution(capsys):
 
 def test_fixed_loop_accepts_the_reference(capsys):
     ok, line = run(
-        capsys, check_fixed_loop, lambda lib, data, ledger: checks_04.reference_train(lib, data)
+        capsys,
+        check_fixed_loop,
+        lambda lib, data, ledger: checks_04.reference_train(lib, data, ledger),
     )
     assert ok, line
 
@@ -239,8 +274,19 @@ def test_fixed_loop_stub_is_not_done(capsys):
             make_train(retain=False, carry=True, detach_where="use"),
             "`running_mean` still carries the graph of every earlier step",
         ),
+        (make_train(retain=False, carry=False, record=None), "recorded 0 steps in the ledger"),
+        (make_train(retain=False, carry=False, record="after"), "record the loss before backward"),
     ],
-    ids=["leak", "carry", "retain-only", "other-model", "no-return", "detached-where-used"],
+    ids=[
+        "leak",
+        "carry",
+        "retain-only",
+        "other-model",
+        "no-return",
+        "detached-where-used",
+        "no-ledger",
+        "recorded-after-backward",
+    ],
 )
 def test_fixed_loop_explains_wrong_answers(capsys, answer, words):
     ok, line = run(capsys, check_fixed_loop, answer)

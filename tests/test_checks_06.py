@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+import torch
 
 import mini_autograd as ma
+from course import checks_06
 from course.checks_06 import (
     check_clip_grad_norm,
     check_lstm_step,
@@ -229,6 +231,39 @@ def test_tbptt_stub_is_not_done_yet(capsys):
     assert one_line(capsys).startswith("Exercise 6.3: not done yet — ")
 
 
+def test_tbptt_on_a_series_the_window_divides():
+    """With 40 values and window 8, (40 - 1) // 8 = 4 chunks fit: a fifth has no target for its
+    last value, in PyTorch as in mini_autograd."""
+    series = checks_06.make_series(40)
+    assert len(checks_06.reference_tbptt(torch, checks_06.make_regressor(torch), series, 8)) == 4
+    with pytest.raises(RuntimeError):
+        torch.tensor(series[33:41]).view(8, 1)
+
+
+def test_tbptt_names_one_chunk_too_many(capsys):
+    def too_many(lib, model, series, window, lr=0.1):
+        optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+        state, losses = None, []
+        for k in range(len(series) // window):
+            seq = lib.tensor(series[k * window : (k + 1) * window])
+            target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
+            if state is not None:
+                state = tuple(s.detach() for s in state)
+            prediction, state = model(seq, state)
+            loss = lib.nn.functional.mse_loss(prediction, target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    assert not check_tbptt(too_many)
+    line = one_line(capsys)
+    assert line.startswith("Exercise 6.3: window 8 on a series of 40 values: "), line
+    assert "trained the 4 chunks the series holds, then started another" in line, line
+    assert "needs one value after its inputs" in line, line
+
+
 # --- 6.4 ---------------------------------------------------------------------------------------
 
 
@@ -242,7 +277,7 @@ def clip(parameters, max_norm, variant="right"):
             if n > max_norm:
                 g.mul_(max_norm / (n + 1e-6))
         return total
-    if factor < 1 or variant == "always":
+    if factor < 1 or variant == "always" or (variant == "below-two" and factor < 2):
         if variant == "replace":
             for p in parameters:
                 if p.grad is not None:
@@ -267,6 +302,7 @@ def test_clip_accepts_the_solution_and_the_library(capsys):
     [
         ("each", "each gradient was clipped on its own"),
         ("always", "must stay unchanged"),
+        ("below-two", "scaled by 1.38: clipping only ever shrinks gradients"),
         ("after", "norm after clipping"),
         ("replace", "in place"),
     ],
@@ -276,6 +312,16 @@ def test_clip_explains_mistakes(capsys, variant, expected):
     assert not check_clip_grad_norm(fn)
     line = one_line(capsys)
     assert line.startswith("Exercise 6.4: ") and expected in line, line
+
+
+def test_torch_leaves_gradients_just_below_max_norm_alone():
+    """The case behind "below-two": a joint norm of 0.73 with max_norm=1, where the factor
+    max_norm / (total + 1e-6) is 1.38; torch leaves the gradients as they are."""
+    _, theirs = checks_06._twin_grads(0, 0.15)
+    before = [q.grad.clone() for q in theirs if q.grad is not None]
+    total = float(torch.nn.utils.clip_grad_norm_(theirs, 1.0))
+    assert 0.5 < total < 1.0
+    assert all(torch.equal(a, q.grad) for a, q in zip(before, theirs))
 
 
 def clip_iterating_twice(parameters, max_norm):

@@ -75,6 +75,17 @@ def chunks_keep_last(ids, batch_size, seq_len):
     return [(inputs[k : k + seq_len], targets[k : k + seq_len]) for k in range(0, n, seq_len)]
 
 
+def chunks_range_one_too_far(ids, batch_size, seq_len):
+    """The range of chunk starts runs one further: a short last chunk when seq_len - 1 are left."""
+    n = (len(ids) - 1) // batch_size
+    inputs = ids[: n * batch_size].reshape(batch_size, n).T
+    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
+    return [
+        (inputs[k : k + seq_len], targets[k : k + seq_len])
+        for k in range(0, n - seq_len + 2, seq_len)
+    ]
+
+
 def test_chunks_accepts_the_solution(capsys):
     assert checks_07.check_chunks(make_chunks)
     assert "Exercise 7.1: correct ✓" in one_line(capsys)
@@ -91,9 +102,16 @@ def test_chunks_not_done(capsys):
         (chunks_targets_equal_inputs, "targets of chunk 0 equal its inputs"),
         (chunks_batch_first, "time first, then batch"),
         (chunks_consecutive, "must continue, chunk after chunk"),
-        (chunks_keep_last, "complete chunks"),
+        (chunks_keep_last, "fewer than seq_len=5"),
+        (chunks_range_one_too_far, "a last chunk that would be short is dropped"),
     ],
-    ids=["targets-not-shifted", "batch-first", "consecutive-pieces", "incomplete-chunk"],
+    ids=[
+        "targets-not-shifted",
+        "batch-first",
+        "consecutive-pieces",
+        "incomplete-chunk",
+        "range-one-too-far",
+    ],
 )
 def test_chunks_explains_mistakes(capsys, wrong, words):
     assert not checks_07.check_chunks(wrong)
@@ -281,13 +299,13 @@ def test_train_chunk_explains_the_freed_graph_error():
 # --- 7.3 ----------------------------------------------------------------------------------------
 
 
-def sample(lib, model, prefix, length, temperature=1.0, seed=0, carry=True, grad=False):
+def sample(lib, model, prefix, length, temperature=1.0, seed=0, carry=True, grad=False, first=-1):
     rng = np.random.default_rng(seed)
     generated = []
     with lib.set_grad_enabled(grad):
         logits, state = model(one_hot(lib, encode(prefix)[:, None]))
         for _ in range(length):
-            scores = logits[-1, 0].detach().numpy().astype(np.float64)
+            scores = logits[-1 if generated else first, 0].detach().numpy().astype(np.float64)
             if temperature == 0:
                 next_id = int(np.argmax(scores))
             else:
@@ -318,6 +336,10 @@ def sample_one_short(lib, model, prefix, length, temperature=1.0, seed=0):
     return sample(lib, model, prefix, length - 1, temperature, seed)
 
 
+def sample_from_the_first_position(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, temperature, seed, first=0)
+
+
 def test_sample_accepts_the_solution(capsys):
     assert checks_07.check_sample(sample, CHARS)
     assert "Exercise 7.3: correct ✓" in one_line(capsys)
@@ -336,8 +358,9 @@ def test_sample_not_done(capsys):
         (sample_ignores_temperature, "divide the scores by the temperature"),
         (sample_without_prefix, "does not start with the prefix"),
         (sample_one_short, "expected 12"),
+        (sample_from_the_first_position, "the scores at the prefix's first position"),
     ],
-    ids=["records-graph", "no-carry", "no-temperature", "no-prefix", "too-short"],
+    ids=["records-graph", "no-carry", "no-temperature", "no-prefix", "too-short", "first-position"],
 )
 def test_sample_explains_mistakes(capsys, wrong, words):
     assert not checks_07.check_sample(wrong, CHARS)
