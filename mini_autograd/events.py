@@ -10,6 +10,7 @@ dictionaries keyed by the node or the call, so it lives and dies with the graph.
     node_released(node, call)         `call` freed the saved tensors of `node`
     freed_tensor_read(node, saved)    a freed saved tensor was read: each observer returns
                                       text to add to PyTorch's error, or None
+    tensor_modified(tensor)           an in-place operation (or out=) is about to change `tensor`
 """
 
 node_created = []
@@ -17,6 +18,7 @@ backward_started = []
 backward_finished = []
 node_released = []
 freed_tensor_read = []
+tensor_modified = []
 
 
 def attach(event, observer):

@@ -6,7 +6,7 @@ import mini_autograd as ma
 from mini_autograd import events
 
 EVENTS = ["node_created", "backward_started", "backward_finished", "node_released"]
-EVENTS += ["freed_tensor_read"]
+EVENTS += ["freed_tensor_read", "tensor_modified"]
 
 
 @pytest.fixture

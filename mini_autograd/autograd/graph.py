@@ -9,10 +9,12 @@ from ..grad_mode import enable_grad
 from ..node import Node
 from ..tensor import Tensor
 from .function import BackwardCFunction
+from .mutation_on_saved import allow_mutation_on_saved_tensors
 
 __all__ = [
     "GradientEdge",
     "Node",
+    "allow_mutation_on_saved_tensors",
     "disable_saved_tensors_hooks",
     "get_gradient_edge",
     "increment_version",

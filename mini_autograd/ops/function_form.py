@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .. import inference
+from .. import events, inference
 from ..grad_mode import GradMode
 from ..tensor import Tensor
 from .inplace_elementwise import check_can_cast
@@ -88,6 +88,8 @@ def write_out(method, name, rule, args, kwargs, out):
     for o in outs:
         if o._is_inference:
             inference.check_inplace(o)
+        for observer in events.tensor_modified:
+            observer(o)
     if rule == "dtype":
         kwargs["dtype"] = out.dtype
     result = method(*args, **kwargs)

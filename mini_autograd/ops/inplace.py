@@ -22,7 +22,7 @@ reads its part of the base's new history.
 
 import numpy as np
 
-from .. import dtypes, inference
+from .. import dtypes, events, inference
 from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode
 from ..hooks import RetainGradHook
@@ -153,6 +153,9 @@ def _check_inplace_allowed(self, *others):
     """PyTorch's errors for an in-place change of self (by an operation that also reads `others`,
     tensors or numbers): a leaf that requires grad, a view of one, a view made in no_grad mode,
     one of the views split or unbind return, an expanded view."""
+    if events.tensor_modified:
+        for observer in events.tensor_modified:
+            observer(self)
     base = self._view_base
     if base is None:  # not a view: the common case
         if self._is_inference:

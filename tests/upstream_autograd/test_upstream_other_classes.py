@@ -25,7 +25,6 @@ class TestAllowMutationOnSaved(Harness):
     def assertTIDMapLenEqual(self, ctx, n):
         self.assertEqual(len(list(ctx.tid_to_weakhandle.items())), n)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_basic(self, torch):
         a = torch.rand(2, 3, requires_grad=True)
 
@@ -43,7 +42,6 @@ class TestAllowMutationOnSaved(Harness):
         self.assertTrue(torch.allclose(a * 2, da))
         self.assertClonedLenEqual(ctx, 0)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_views(self, torch):
         a = torch.rand(2, 3, requires_grad=True)
 
@@ -62,7 +60,6 @@ class TestAllowMutationOnSaved(Harness):
         self.assertClonedLenEqual(ctx, 0)
         self.assertTrue(torch.allclose(a * 2, da))
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_save_base_and_modify_view(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
             a = torch.rand(2, 3, requires_grad=True)
@@ -75,7 +72,6 @@ class TestAllowMutationOnSaved(Harness):
         self.assertClonedLenEqual(ctx, 0)
         self.assertTrue(torch.allclose(a * 2, a.grad))
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_save_view_modify_base(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors():
             a = torch.rand(2, 3, requires_grad=True)
@@ -86,7 +82,6 @@ class TestAllowMutationOnSaved(Harness):
             out.backward()
             self.assertTrue(torch.allclose(a * 2, a.grad))
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_double_backward(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
             a = torch.rand(2, 3, requires_grad=True)
@@ -99,7 +94,6 @@ class TestAllowMutationOnSaved(Harness):
         self.assertTrue(torch.allclose(torch.ones_like(a) * 2, d2a))
         self.assertClonedLenEqual(ctx, 0)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_saved_but_not_anymore(self, torch):
         # No clone for a tensor that was saved once but is no longer saved when modified.
         with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
@@ -116,7 +110,6 @@ class TestAllowMutationOnSaved(Harness):
             del out
             self.assertClonedLenEqual(ctx, 0)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_saved_same_tensor_many_times(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
             a = torch.randn(2, 3, requires_grad=True).clone()
@@ -127,7 +120,6 @@ class TestAllowMutationOnSaved(Harness):
             del b, c
             self.assertClonedLenEqual(ctx, 0)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_saved_same_tensor_different_versions(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
             a = torch.randn(2, 3, requires_grad=True).clone()
@@ -141,7 +133,6 @@ class TestAllowMutationOnSaved(Harness):
             del c
             self.assertClonedLenEqual(ctx, 0)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_with_out_variant(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
             a = torch.tensor([1.0], requires_grad=True)
@@ -154,7 +145,6 @@ class TestAllowMutationOnSaved(Harness):
             out.backward()
             self.assertClonedLenEqual(ctx, 0)
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_backward_out_of_context(self, torch):
         msg = "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
         with torch.autograd.graph.allow_mutation_on_saved_tensors():
@@ -170,7 +160,6 @@ class TestAllowMutationOnSaved(Harness):
             with self.assertRaisesRegex(AssertionError, msg):
                 out.backward()
 
-    @mini_fails("missing API", "torch.autograd.graph.allow_mutation_on_saved_tensors")
     def test_disallow_nesting(self, torch):
         with torch.autograd.graph.allow_mutation_on_saved_tensors():
             with self.assertRaisesRegex(
