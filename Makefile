@@ -74,9 +74,11 @@ clean:
 progress: $(STAMP)
 	$(BIN)/python -m course.track
 
-# Mutation testing of the build track: each piece's check against wrong versions of its answer.
+# Mutation testing: each build-track piece's check, then each notebook exercise's, against wrong
+# versions of its answer.
 mutants: $(STAMP)
 	$(BIN)/python -W ignore::SyntaxWarning -m course.mutants
+	$(BIN)/python -W ignore::SyntaxWarning -m course.mutants --notebooks
 
 # Grading: SUBMISSIONS holds one folder per learner (her exercise notebooks and my_autograd.py);
 # writes build/grading/grades.md and grades.csv. Options: GRADE_ARGS="--timeout 600 --out DIR".

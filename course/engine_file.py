@@ -200,10 +200,25 @@ def exercise_key(exercise: str) -> tuple[int, ...]:
 
 
 def describe(error: BaseException) -> str:
-    """'TypeError: ... (in mul_backward, my_autograd.py line 12)': an error in one line."""
+    """'TypeError: ... (in _broadcast, my_autograd.py line 12, reached through your apply line
+    30, then mul line 9)': an error in one line, where in the learner's file it happened, and
+    through which of the learner's functions (the last three) it got there."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if Path(frame.filename).name == "my_autograd.py" and frame.filename != str(REFERENCE)
+    ]
     where = ""
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if Path(frame.filename).name == "my_autograd.py" and frame.filename != str(REFERENCE):
-            where = f" (in {frame.name}, {Path(frame.filename).name} line {frame.lineno})"
-            break
+    if frames:
+        where = f" (in {frames[-1].name}, my_autograd.py line {frames[-1].lineno}"
+        yours = [f"{f.name} line {f.lineno}" for f in frames[:-1] if f.name in _exercise_names()]
+        if yours:
+            where += f", reached through your {', then '.join(yours[-3:])}"
+        where += ")"
     return f"{type(error).__name__}: {error}{where}"
+
+
+@functools.cache
+def _exercise_names() -> frozenset[str]:
+    """The bare names of the functions that hold the learner's pieces ('apply', '_record')."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in exercise_functions())

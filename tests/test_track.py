@@ -195,6 +195,11 @@ MISTAKES = {
         [("        if not retain_graph:\n            release_variables(node)\n", "")],
         "(alive); PyTorch's saves result (freed)",
     ),
+    "2.2 needs_input_grad always True: the error names the learner's apply on its way": (
+        "2.2",
+        [("    return self.next_functions[i][0] is not None", "    return True")],
+        "then apply line",
+    ),
     "2.7 a None gradient does not count as arrived": (
         "2.7",
         [("            if grad is not None:  # a None sends nothing, but the count falls all the same\n"
