@@ -23,6 +23,11 @@ from . import (
     utils,
 )
 from ._tensor_str import get_printoptions, set_printoptions
+from .autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .backward_calls import TENSOR_METHODS as _backward_methods
 from .conversions import TENSOR_METHODS as _conversion_methods
 from .creation import TENSOR_METHODS as _creation_methods

@@ -37,6 +37,7 @@ class BackwardCall:
 _call_numbers = itertools.count(1)
 _running = []  # the calls running now, innermost last (a hook may call backward)
 NESTED_CALLS_PER_THREAD = 50  # PyTorch's engine hops to a new thread every 60
+apply_node = None  # or what each node's apply goes through: anomaly mode's checks (autograd/)
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, targets=None, accumulate_grad=True):
@@ -81,7 +82,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
             if grads[0] is None and _nothing_to_compute(node, grads):
                 outputs = (None,) * len(node.next_functions)
             else:
-                outputs = node.apply(*grads)
+                outputs = node.apply(*grads) if apply_node is None else apply_node(node, grads)
             if node._hooks:
                 outputs = run_post_hooks(node, outputs, grads)
             if not retain_graph and node._saved is not None:

@@ -1,8 +1,9 @@
 """The autograd API, as in torch.autograd: backward, grad, Function, gradcheck, functional, graph,
-profiler and the legacy Variable."""
+profiler, anomaly detection and the legacy Variable."""
 
 from ..backward_calls import backward, grad
-from . import function, functional, graph, profiler
+from . import anomaly_mode, function, functional, graph, profiler
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import gradcheck, gradgradcheck  # the function, as torch.autograd.gradcheck
 from .variable import Variable
@@ -10,7 +11,9 @@ from .variable import Variable
 __all__ = [
     "Function",
     "Variable",
+    "anomaly_mode",
     "backward",
+    "detect_anomaly",
     "function",
     "functional",
     "grad",
@@ -18,4 +21,5 @@ __all__ = [
     "gradgradcheck",
     "graph",
     "profiler",
+    "set_detect_anomaly",
 ]
