@@ -408,10 +408,11 @@ def test_nested_group_error():  # its text has the group's address: compared up 
 
 def test_debug_error_names_the_debug_flag():
     # torch's debug mode logs through this logger with arguments its messages do not format, and
-    # leaves it set when it raises: keep its records from pytest's log capture, then restore it
+    # leaves it set when it raises (an earlier test's handlers may be on it): silence the logger
+    # while this runs, then restore it
     logger = logging.getLogger("LoggingTensor")
-    level, propagate = logger.level, logger.propagate
-    logger.propagate = False
+    level, propagate, disabled = logger.level, logger.propagate, logger.disabled
+    logger.propagate, logger.disabled = False, True
     try:
         for lib in LIBS:
             program = nondeterministic(saves_2, saves_2_other_shape, debug=True)
@@ -419,7 +420,7 @@ def test_debug_error_names_the_debug_flag():
                 program(lib)
     finally:
         logger.setLevel(level)
-        logger.propagate = propagate
+        logger.propagate, logger.disabled = propagate, disabled
 
 
 def test_determinism_check_none_lets_a_different_dtype_through():
