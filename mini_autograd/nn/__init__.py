@@ -2,7 +2,7 @@
 activations, normalisation, recurrent layers, `functional`, `init`, `utils`, and `modules` (the
 paths of PyTorch's files, torch.nn.modules.linear.Linear...)."""
 
-from . import functional, init, modules, parallel, parameter, utils
+from . import functional, init, lazy, modules, parallel, parameter, utils
 from .activation import (
     ELU,
     GELU,
@@ -31,6 +31,15 @@ from .conv import (
 )
 from .embedding import Embedding
 from .layers import Dropout, Flatten, Identity, Linear
+from .lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -46,6 +55,16 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parallel import DataParallel
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+
+# torch.nn.parameter's names for the tensors of lazy modules (defined in lazy.py)
+for _name in (
+    "UninitializedBuffer",
+    "UninitializedParameter",
+    "UninitializedTensorMixin",
+    "is_lazy",
+):
+    setattr(parameter, _name, getattr(lazy, _name))
+del _name
 
 __all__ = [
     "AdaptiveAvgPool2d",
@@ -74,6 +93,11 @@ __all__ = [
     "LSTM",
     "LSTMCell",
     "LayerNorm",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyLinear",
     "LeakyReLU",
     "Linear",
     "LogSoftmax",
@@ -99,8 +123,11 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "UninitializedBuffer",
+    "UninitializedParameter",
     "functional",
     "init",
+    "lazy",
     "modules",
     "parallel",
     "parameter",

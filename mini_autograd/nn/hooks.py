@@ -43,6 +43,16 @@ class RemovableHandle:
             if hooks is not None:
                 hooks.pop(self.id, None)
 
+    def __getstate__(self):
+        # the dicts themselves, so that a deep copy's handle points into the copied dicts
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state):
+        hooks, self.id, extras = state
+        self.hooks_dict_ref = weakref.ref(hooks if hooks is not None else OrderedDict())
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras if d is not None)
+
     def __enter__(self):
         return self
 

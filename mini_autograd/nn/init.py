@@ -37,12 +37,14 @@ def _uniform_parameter(shape, bound, dtype=None, device=None):
 
 def uniform_(tensor, a=0.0, b=1.0):
     """Fill with samples from U(a, b)."""
-    return _fill(tensor, default_generator.uniform(tensor.shape, a, b, tensor._data.dtype))
+    dtype = tensor._data.dtype  # first: an uninitialized parameter refuses it, as in torch
+    return _fill(tensor, default_generator.uniform(tensor.shape, a, b, dtype))
 
 
 def normal_(tensor, mean=0.0, std=1.0):
     """Fill with samples from N(mean, std**2)."""
-    return _fill(tensor, default_generator.normal(tensor.shape, mean, std, tensor._data.dtype))
+    dtype = tensor._data.dtype  # first: an uninitialized parameter refuses it, as in torch
+    return _fill(tensor, default_generator.normal(tensor.shape, mean, std, dtype))
 
 
 def constant_(tensor, val):

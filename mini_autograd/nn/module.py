@@ -318,6 +318,9 @@ class Module:
         """Copy weights in by name; accepts a torch state_dict so a torch model and its twin share weights."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        for name, module in self.named_modules():  # lazy modules materialize what is given
+            if hasattr(type(module), "_lazy_load_hook"):
+                module._lazy_load_hook(state_dict, name + "." if name else "")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

@@ -7,7 +7,19 @@ registered in sys.modules so that `from mini_autograd.nn.modules.rnn import LSTM
 import sys
 import types
 
-from . import activation, containers, embedding, hooks, layers, loss, module, normalization, rnn
+from . import (
+    activation,
+    containers,
+    conv,
+    embedding,
+    hooks,
+    layers,
+    lazy,
+    loss,
+    module,
+    normalization,
+    rnn,
+)
 
 # PyTorch's file under torch/nn/modules/ -> what it holds (defined elsewhere in mini_autograd.nn)
 _CONTENTS = {
@@ -26,11 +38,18 @@ _CONTENTS = {
         activation.Softplus,
         activation.Tanh,
     ],
-    "batchnorm": [normalization.BatchNorm1d, normalization.BatchNorm2d],
+    "batchnorm": [
+        normalization.BatchNorm1d,
+        normalization.BatchNorm2d,
+        lazy.LazyBatchNorm1d,
+        lazy.LazyBatchNorm2d,
+    ],
     "container": [containers.ModuleDict, containers.ModuleList, containers.Sequential],
+    "conv": [conv.Conv1d, conv.Conv2d, lazy.LazyConv1d, lazy.LazyConv2d],
     "dropout": [layers.Dropout],
     "flatten": [layers.Flatten],
-    "linear": [layers.Identity, layers.Linear],
+    "lazy": [lazy.LazyModuleMixin],
+    "linear": [layers.Identity, layers.Linear, lazy.LazyLinear],
     "loss": [
         loss.BCELoss,
         loss.BCEWithLogitsLoss,

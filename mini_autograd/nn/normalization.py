@@ -136,13 +136,15 @@ class _BatchNorm(Module):
         track_running_stats=True,
         device=None,
         dtype=None,
+        *,
+        bias=True,
     ):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
         self.weight = Parameter(np.empty(num_features, np_dtype)) if affine else None
-        self.bias = Parameter(np.empty(num_features, np_dtype)) if affine else None
+        self.bias = Parameter(np.empty(num_features, np_dtype)) if affine and bias else None
         if track_running_stats:
             self.register_buffer("running_mean", Tensor._make(np.empty(num_features, np_dtype)))
             self.register_buffer("running_var", Tensor._make(np.empty(num_features, np_dtype)))
@@ -164,7 +166,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         """batch_norm with this layer's parameters and running statistics."""
