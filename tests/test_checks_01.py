@@ -7,6 +7,7 @@ import pytest
 
 import mini_autograd as ma
 from course import checks_01
+from tests.exercise_answers import answer
 
 ORIGINAL_WALK = ma.viz._walk
 
@@ -15,33 +16,10 @@ def stub(*args):
     raise NotImplementedError("Exercise 1.x: stub")
 
 
-# --- the solutions (as in solutions/sources/01_the_graph.py) ----------------------------------
+# --- the solutions, read from solutions/sources/01_the_graph.py ------------------------------
 
-
-def walk(start_nodes):
-    order = list(dict.fromkeys(n for n in start_nodes if n is not None))
-    seen, queue = set(order), deque(order)
-    while queue:
-        for child, _ in queue.popleft().next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                order.append(child)
-                queue.append(child)
-    return order
-
-
-PREDICTIONS = {
-    "x": (True, True),
-    "noise": (False, True),
-    "y": (True, False),
-    "x_train": (True, False),
-    "y_train": (True, False),
-    "w": (True, True),
-    "prediction": (True, False),
-    "loss": (True, False),
-    "y_fixed": (False, True),
-    "x_val": (False, True),
-}
+walk = answer("01_the_graph", "walk")
+PREDICTIONS = answer("01_the_graph", "my_predictions")()
 
 
 # --- plausible mistakes -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from course.checks_04 import (
     check_fixed_loop,
     check_one_backward,
 )
+from tests.exercise_answers import answer
 
 
 def run(capsys, check, answer):
@@ -26,17 +27,7 @@ def not_done(*args):
 # --- 4.2 -------------------------------------------------------------------------------------
 
 
-def twice_solution(root):
-    stack, seen = [root.grad_fn], set()
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if node.saved_tensors_info():
-            return False
-        stack.extend(n for n, _ in node.next_functions)
-    return True
+twice_solution = answer("04_freeing_and_retain_graph", "can_backward_twice")
 
 
 def twice_any_saved(root):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from course import checks_07
+from tests.exercise_answers import answer
 
 TEXT = (Path(__file__).resolve().parent.parent / "data" / "sonnets.txt").read_text("utf-8")
 CHARS = sorted(set(TEXT.split("\n", 1)[1]))
@@ -39,14 +40,7 @@ def not_done(*args, **kwargs):
 # --- 7.1 ----------------------------------------------------------------------------------------
 
 
-def make_chunks(ids, batch_size, seq_len):
-    n = (len(ids) - 1) // batch_size
-    inputs = ids[: n * batch_size].reshape(batch_size, n).T
-    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
-    return [
-        (inputs[k : k + seq_len], targets[k : k + seq_len])
-        for k in range(0, n - seq_len + 1, seq_len)
-    ]
+make_chunks = answer("07_capstone", "make_chunks")
 
 
 def chunks_targets_equal_inputs(ids, batch_size, seq_len):
@@ -123,13 +117,7 @@ def test_chunks_explains_mistakes(capsys, wrong, words):
 # --- 7.2 ----------------------------------------------------------------------------------------
 
 
-def train_chunk(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item(), (h.detach(), c.detach())
+train_chunk = answer("07_capstone", "train_chunk", one_hot=one_hot, V=V)
 
 
 def train_no_detach(lib, model, optimizer, x, y, state):
