@@ -90,6 +90,14 @@ def _forward_problem(h_got, c_got, arrays):
         if order != GATES and _differs(h_got, h_alt) is None and _differs(c_got, c_alt) is None:
             shown = ", ".join(order)
             return f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and w_hh as i, f, g, o (input, forget, cell candidate, output)"
+    w_ih, w_hh, b_ih, b_hh = weights
+    for name, kept in (
+        ("b_hh", (w_ih, w_hh, b_ih, 0 * b_hh)),
+        ("b_ih", (w_ih, w_hh, 0 * b_ih, b_hh)),
+    ):
+        h_alt, c_alt = _numpy_lstm(x, h, c, *kept)
+        if _differs(h_got, h_alt) is None and _differs(c_got, c_alt) is None:
+            return f"your step gives what torch.nn.LSTMCell gives without `{name}`: the gates' pre-activations add both projections, each with its own bias, b_ih and b_hh"
     problem = _differs(c_got, c_ref)
     if problem:
         return f"c_next differs from torch.nn.LSTMCell: {problem}. c' = sigmoid(f) * c + sigmoid(i) * tanh(g)"
@@ -311,6 +319,10 @@ def _tbptt_case(train_tbptt, series, window, where):
         result = call(train_tbptt, *args, explain=explain)
     losses = losses_of(result, chunks, per="chunk")
     problem = first_difference(losses, expected, "chunk", ATOL, RTOL)
+    if problem is None and order.retained:
+        raise Feedback(
+            f"{where}: the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: each chunk starts from a detached state, so no later backward goes back into this chunk's graph, and the flag only holds its saved tensors alive longer. Remove it"
+        )
     if problem is None:
         return tensor_note(result) + data_note(order.data_reads)
     zero_grad = zero_grad_problem(order.events)

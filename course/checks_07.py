@@ -287,6 +287,10 @@ def _learner_run(lib, train_chunk, vocab, chunks, expected=None, expected_states
                 raise Feedback(f"{got}: {zero_grad}.")
             raise Feedback(_loss_advice(k, losses, expected, vocab, chunks))
         attached = _state_advice(k, state, expected_states[k], spy.retained) or attached
+    if expected is not None and spy.retained:
+        raise Feedback(
+            "the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: each chunk starts from a detached state, so no later backward goes back into this chunk's graph, and the flag only holds its saved tensors alive longer. Remove it"
+        )
     return losses, note + data_note(spy.data_reads), attached
 
 
@@ -298,6 +302,10 @@ def _unpack(result):
             f"train_chunk should return (loss as a number, (h, c)); got {type(result).__name__}.",
             hint=True,
         ) from None
+    if hasattr(loss, "grad_fn"):
+        raise Feedback(
+            "train_chunk returns the loss as a tensor: return it as a Python number (its item()). A loss tensor that the training loop keeps, in its list of losses, keeps the chunk's whole graph and its saved tensors alive"
+        )
     return number(loss, "the loss"), (h, c)
 
 
@@ -373,7 +381,7 @@ def check_sample(sample, chars):
     prefix = "".join(c for c in "the " if c in chars) or chars[0]
     recorder = _Recorder(ours, ma)
     for temperature, seed, length in SAMPLE_CASES:
-        got = call(sample, ma, recorder, prefix, length, temperature, seed)
+        got = call(sample, ma, recorder, prefix, length, temperature, seed, explain=_sample_error)
         want = reference_sample(ma, ours, prefix, length, temperature, seed, chars)
         _compare_text(got, want, prefix, length, temperature, seed, ours, chars)
     if recorder.recording:
@@ -388,6 +396,13 @@ def check_sample(sample, chars):
                 f"with lib=torch (same weights) the sample is {got!r}, with mini_autograd {want!r}: use `lib.` everywhere, and .numpy() to read the scores."
             )
     return f"greedy and seeded samples equal the reference's, with mini_autograd and with PyTorch ({len(SAMPLE_CASES)} settings), and nothing was recorded."
+
+
+def _sample_error(error):
+    """Words for reading the scores of a model that records: None for another error."""
+    if "Can't call numpy() on Tensor that requires grad" in str(error):
+        return "reading the scores as numbers failed because they are part of a graph: the model recorded every call. Sampling needs no gradient: generate inside `with lib.no_grad():`, so nothing is recorded and the scores can be read"
+    return None
 
 
 def _compare_text(got, want, prefix, length, temperature, seed, model, chars):

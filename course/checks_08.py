@@ -145,7 +145,7 @@ WRONG_FIXES = {  # a wrong fix (a variant of reference_loop): what is wrong with
     "re-init": "your losses are those of the loop without its smoothness term: `previous` must bring the previous prediction's values into the next step, only without its graph (`previous = prediction.detach()`). Re-initialising suits iterations that are independent; these are consecutive batches",
     "penalty without grad": "the smoothness term sends no gradient to this step's prediction: detach only the previous step's prediction (`previous`), not the one the current step makes",
     "no zero_grad": "optimizer.zero_grad() is missing, so each backward adds its gradients to the earlier ones: call it before every loss.backward()",
-    "no step": "the model never learns: call optimizer.step() after each backward",
+    "no step": "the model never learns: optimizer.step() finds no gradients, or is never called. Call optimizer.zero_grad() before loss.backward() (not between backward and step), and optimizer.step() after it",
 }
 
 
@@ -168,12 +168,16 @@ def check_fixed_loop(train_smooth):
         result = call(
             train_smooth, *smoothing_data(), make_model(), explain=functools.partial(_explain, spy)
         )
+    losses = losses_of(result, len(expected), per="step")
+    problem = first_difference(losses, expected, "step", ATOL, RTOL)
+    if spy.retained and problem is None:
+        raise Feedback(
+            "the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: with the previous prediction detached, no later backward goes back into this step's graph, so the flag only holds its saved tensors alive longer. Remove it"
+        )
     if spy.retained:
         raise Feedback(
             f"it runs, but {RETAIN_WORDS}: the gradients are not the loop's, and memory and time per step grow with every step (chapter 08, section 8). Carry the previous prediction without its graph instead (`previous = prediction.detach()`)"
         )
-    losses = losses_of(result, len(expected), per="step")
-    problem = first_difference(losses, expected, "step", ATOL, RTOL)
     if problem is None:
         return f"all {len(expected)} steps train with the reference run's losses, and no backward keeps its graph.{tensor_note(result)}{_source_note(train_smooth)}"
     for variant, advice in WRONG_FIXES.items():

@@ -27,9 +27,11 @@ def not_done(*args):
 # --- 6.1 ---------------------------------------------------------------------------------------
 
 
-def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh, order="ifgo", old_c=False, outside=False):
+def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh, order="ifgo", old_c=False, outside=False, drop=""):
     h, c = state
-    gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh
+    gates = x @ w_ih.t() + h @ w_hh.t()
+    gates = gates + b_ih if drop != "b_ih" else gates
+    gates = gates + b_hh if drop != "b_hh" else gates
     if outside:  # computed in numpy, outside the graph
         gates = ma.tensor(gates.detach().numpy())
     n = h.shape[-1]
@@ -62,8 +64,10 @@ def test_lstm_step_stub_is_not_done_yet(capsys):
         ({"order": "igfo"}, "order i, g, f, o"),
         ({"old_c": True}, "c_next is right but h_next differs"),
         ({"outside": True}, "no gradient reached `x`"),
+        ({"drop": "b_hh"}, "without `b_hh`: the gates' pre-activations add both projections"),
+        ({"drop": "b_ih"}, "without `b_ih`"),
     ],
-    ids=["o-g-swapped", "f-g-swapped", "old-cell-state", "outside-the-graph"],
+    ids=["o-g-swapped", "f-g-swapped", "old-cell-state", "outside-the-graph", "no-b_hh", "no-b_ih"],
 )
 def test_lstm_step_explains_mistakes(capsys, kwargs, expected):
     assert not check_lstm_step(lambda *args: lstm_step(*args, **kwargs))
@@ -157,7 +161,15 @@ def test_regression_stub_is_not_done_yet(capsys):
 # --- 6.3 ---------------------------------------------------------------------------------------
 
 
-DETACHING = ("right", "off-by-one", "no-step", "no-zero-grad", "late-zero-grad", "tensor-losses")
+DETACHING = (
+    "right",
+    "off-by-one",
+    "no-step",
+    "no-zero-grad",
+    "late-zero-grad",
+    "tensor-losses",
+    "detach-retain",
+)
 
 
 def tbptt(lib, model, series, window, lr=0.1, variant="right"):
@@ -181,7 +193,7 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
         loss = lib.nn.functional.mse_loss(prediction, target)
         if variant not in ("no-zero-grad", "late-zero-grad"):
             optimizer.zero_grad()
-        loss.backward(retain_graph=variant == "retain")
+        loss.backward(retain_graph=variant in ("retain", "detach-retain"))
         if variant == "late-zero-grad":
             optimizer.zero_grad()
         if variant != "no-step":
@@ -206,6 +218,7 @@ def test_tbptt_accepts_the_solution(capsys):
         ("off-by-one", "Chunk k reads series[k*window:(k+1)*window]"),
         ("no-zero-grad", "optimizer.zero_grad()"),
         ("late-zero-grad", "zero_grad() runs between loss.backward() and optimizer.step()"),
+        ("detach-retain", "the losses are right, but a backward keeps its graph"),
     ],
 )
 def test_tbptt_explains_mistakes(capsys, variant, expected):

@@ -193,8 +193,21 @@ def train_detach_incoming(lib, model, optimizer, x, y, state):
 
 
 def train_tensor_loss(lib, model, optimizer, x, y, state):
-    loss, state = train_chunk(lib, model, optimizer, x, y, state)
-    return lib.tensor(loss), state
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss, (h.detach(), c.detach())
+
+
+def train_detached_but_retained(lib, model, optimizer, x, y, state):
+    logits, (h, c) = model(one_hot(lib, x), state)
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+    return loss.item(), (h.detach(), c.detach())
 
 
 def train_data_state(lib, model, optimizer, x, y, state):
@@ -222,10 +235,9 @@ def train_ma_not_lib(lib, model, optimizer, x, y, state):
     [
         (train_zero_grad_after_step, ""),
         (train_detach_incoming, ""),
-        (train_tensor_loss, "note: you returned a tensor"),
         (train_data_state, "reads `.data`"),
     ],
-    ids=["zero-grad-after-step", "detach-incoming", "tensor-loss", "data-state"],
+    ids=["zero-grad-after-step", "detach-incoming", "data-state"],
 )
 def test_train_chunk_accepts_other_right_answers(capsys, right, note):
     assert checks_07.check_train_chunk(right, CHARS)
@@ -255,6 +267,8 @@ def test_train_chunk_not_done(capsys):
         (train_no_step, "call optimizer.step()"),
         (train_zero_state, "is all zeros"),
         (train_ignores_state, "pass the state you were given"),
+        (train_tensor_loss, "return it as a Python number"),
+        (train_detached_but_retained, "the losses are right, but a backward keeps its graph"),
     ],
     ids=[
         "no-detach",
@@ -265,6 +279,8 @@ def test_train_chunk_not_done(capsys):
         "no-step",
         "zero-state",
         "ignores-state",
+        "tensor-loss",
+        "detached-but-retained",
     ],
 )
 def test_train_chunk_explains_mistakes(capsys, wrong, words):
@@ -287,13 +303,25 @@ def test_train_chunk_explains_the_freed_graph_error():
 # --- 7.3 ----------------------------------------------------------------------------------------
 
 
-def sample(lib, model, prefix, length, temperature=1.0, seed=0, carry=True, grad=False, first=-1):
+def sample(
+    lib,
+    model,
+    prefix,
+    length,
+    temperature=1.0,
+    seed=0,
+    carry=True,
+    grad=False,
+    first=-1,
+    detach=True,
+):
     rng = np.random.default_rng(seed)
     generated = []
     with lib.set_grad_enabled(grad):
         logits, state = model(one_hot(lib, encode(prefix)[:, None]))
         for _ in range(length):
-            scores = logits[-1 if generated else first, 0].detach().numpy().astype(np.float64)
+            scores = logits[-1 if generated else first, 0]
+            scores = (scores.detach() if detach else scores).numpy().astype(np.float64)
             if temperature == 0:
                 next_id = int(np.argmax(scores))
             else:
@@ -306,6 +334,10 @@ def sample(lib, model, prefix, length, temperature=1.0, seed=0, carry=True, grad
 
 def sample_with_graph(lib, model, prefix, length, temperature=1.0, seed=0):
     return sample(lib, model, prefix, length, temperature, seed, grad=True)
+
+
+def sample_reading_a_graph(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, temperature, seed, grad=True, detach=False)
 
 
 def sample_no_carry(lib, model, prefix, length, temperature=1.0, seed=0):
@@ -342,13 +374,22 @@ def test_sample_not_done(capsys):
     "wrong, words",
     [
         (sample_with_graph, "with lib.no_grad()"),
+        (sample_reading_a_graph, "they are part of a graph"),
         (sample_no_carry, "pass the state from each call to the next"),
         (sample_ignores_temperature, "divide the scores by the temperature"),
         (sample_without_prefix, "does not start with the prefix"),
         (sample_one_short, "expected 12"),
         (sample_from_the_first_position, "the scores at the prefix's first position"),
     ],
-    ids=["records-graph", "no-carry", "no-temperature", "no-prefix", "too-short", "first-position"],
+    ids=[
+        "records-graph",
+        "reads-a-graph",
+        "no-carry",
+        "no-temperature",
+        "no-prefix",
+        "too-short",
+        "first-position",
+    ],
 )
 def test_sample_explains_mistakes(capsys, wrong, words):
     assert not checks_07.check_sample(wrong, CHARS)

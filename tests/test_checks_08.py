@@ -97,7 +97,7 @@ def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
             loss = loss + smooth * penalty
         if variant == "detach the loss":
             loss = loss.detach()
-        if variant != "no zero_grad":
+        if variant not in ("no zero_grad", "zero_grad after backward"):
             optimizer.zero_grad()
         if variant == "autograd.backward retained":
             torch.autograd.backward(loss, None, True)  # positional retain_graph
@@ -106,7 +106,11 @@ def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
             for p, g in zip(params, torch.autograd.grad(loss, params, retain_graph=True)):
                 p.grad = g
         else:
-            loss.backward(retain_graph=variant.startswith("retain"))
+            loss.backward(
+                retain_graph=variant.startswith("retain") or variant == "detach, retained"
+            )
+        if variant == "zero_grad after backward":
+            optimizer.zero_grad()
         if variant not in ("no step", "retain, no step"):
             optimizer.step()
         if variant in KEEPS_THE_GRAPH:  # the broken line
@@ -183,6 +187,8 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(capsys):
         ("no_grad penalty", "the smoothness term sends no gradient to this step's prediction"),
         ("no zero_grad", "optimizer.zero_grad() is missing"),
         ("no step", "the model never learns"),
+        ("zero_grad after backward", "not between backward and step"),
+        ("detach, retained", "the losses are right, but a backward keeps its graph"),
         ("clone", "`clone()` would copy the graph too"),
         ("broken", "still reaches into the first step's freed graph"),
         ("detach the loss", "no gradient reaches the parameters any more"),

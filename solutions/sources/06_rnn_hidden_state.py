@@ -222,7 +222,8 @@ for window in (2, 5, 10):
 # `torch.nn.utils.clip_grad_norm_`: compute the **joint** norm of all gradients,
 # $\text{total} = \sqrt{\sum_p \sum_j (\nabla p)_j^2}$ (skip parameters whose `.grad` is None);
 # when `max_norm / (total + 1e-6)` is below 1, multiply every gradient **in place** by it
-# (`p.grad.mul_(factor)`); return `total`, the norm before clipping. The check compares with
+# (`p.grad.mul_(factor)`); return `total`, the norm before clipping. `parameters` may be a
+# generator, such as `model.parameters()`, which can be read only once. The check compares with
 # PyTorch and then trains a small LSTM with your function in place of `ma.nn.utils.clip_grad_norm_`.
 
 
