@@ -503,3 +503,33 @@ def test_a_piece_blamed_on_another_gives_the_difference_without_its_own_advice(t
     assert status == "wrong" and "your Exercise 4.5" in text, text
     advice = next(t for t in TASKS if t.id == "5.1").advice["value"]
     assert advice not in text and "Hint:" not in text, text
+
+
+# Notebook exercises whose answer the chapter before them prints (lines of 20 characters or
+# more, found in the code of exactly one chapter): a measured debt of issue #24, to bring to
+# zero by rewriting those chapter cells. A new exercise, or a chapter change, that gives more
+# of an answer away fails here.
+ANSWERS_THE_CHAPTERS_PRINT = {"2.5": 8, "3.4": 2, "5.3": 4, "6.1": 8, "6.2": 5, "6.3": 1, "7.1": 4, "7.2": 3, "7.3": 11, "7.4": 2}  # fmt: skip
+
+
+def test_the_chapters_print_no_more_of_the_notebook_exercises_answers():
+    import json
+
+    root = engine_file.ROOT
+    chapters = []
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text("utf-8"))["cells"]
+        chapters.append("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code"))
+    found = {}
+    for source in sorted((root / "solutions" / "sources").glob("[0-9]*.py")):
+        for match in re.finditer(
+            r"### BEGIN SOLUTION (\d+\.\d+).*?\n(.*?)### END SOLUTION",
+            source.read_text("utf-8"),
+            re.DOTALL,
+        ):
+            lines = {line.strip() for line in match[2].splitlines() if len(line.strip()) >= 20}
+            shown = [line for line in lines if sum(line in chapter for chapter in chapters) == 1]
+            if shown:
+                found[match[1]] = found.get(match[1], 0) + len(shown)
+    worse = {e: n for e, n in found.items() if n > ANSWERS_THE_CHAPTERS_PRINT.get(e, 0)}
+    assert not worse, f"the chapters print more of these answers than before: {worse}"
