@@ -97,6 +97,10 @@ def check_half_hooks(pack, unpack):
             raise Feedback(f"unpack returned a {type(value).__name__}; it must return a Tensor.")
         if value.shape != shape:
             raise Feedback(f"unpack returned shape {tuple(value.shape)}, expected {tuple(shape)}.")
+        if value.dtype != dtype and value.dtype == ma.float32 and dtype == ma.float64:
+            raise Feedback(
+                f"on the model run in float64, unpack converted a saved tensor back to {value.dtype}, but the saved tensor was {dtype}: a fixed float32 suits only float32 models. Remember the dtype at pack time (return it together with the float16 copy) and convert back to that dtype, whatever it was."
+            )
         if value.dtype != dtype:
             raise Feedback(
                 f"unpack returned a {value.dtype} tensor for a saved {dtype} one: convert it back, or backward computes in the wrong precision."
@@ -111,17 +115,18 @@ def check_half_hooks(pack, unpack):
             )
         return value
 
-    def run():
+    def run(tensors):
         with ma.autograd.graph.saved_tensors_hooks(counting_pack, checking_unpack):
-            loss = _hook_model(ma, *mine)
+            loss = _hook_model(ma, *tensors)
         loss.backward()
 
     mine = [ma.tensor(a, requires_grad=i > 0) for i, a in enumerate(arrays)]
-    call(run, where=" (while running the model with your hooks)")
-    ratio = sum(stored) / sum(received)
+    call(run, mine, where=" (while running the model with your hooks)")
+    count, stored_bytes, received_bytes = len(received), sum(stored), sum(received)
+    ratio = stored_bytes / received_bytes
     if ratio > 0.5 + 1e-9:
         raise Feedback(
-            f"your pack hook stores {sum(stored)} bytes for {sum(received)} bytes of saved tensors ({ratio:.0%}); float16 copies take half.",
+            f"your pack hook stores {stored_bytes} bytes for {received_bytes} bytes of saved tensors ({ratio:.0%}); float16 copies take half.",
             hint=True,
         )
     for name, m, t in zip(("w1", "w2"), mine[1:], theirs[1:]):
@@ -132,9 +137,23 @@ def check_half_hooks(pack, unpack):
             )
         if m.grad.dtype != ma.float32:
             raise Feedback(f"the gradient of {name} is {m.grad.dtype}, expected float32.")
+    # The same model in float64: unpack must give back the dtype pack was given, not float32.
+    doubles = [ma.tensor(a.astype(np.float64), requires_grad=i > 0) for i, a in enumerate(arrays)]
+    call(run, doubles, where=" (while running a float64 model with your hooks)")
+    for name, m, t in zip(("w1", "w2"), doubles[1:], theirs[1:]):
+        if m.grad is None or m.grad.dtype != ma.float64:
+            got = "no gradient" if m.grad is None else f"a {m.grad.dtype} gradient"
+            raise Feedback(
+                f"on the model run in float64, {name} got {got}, expected float64: unpack must give back each saved tensor in the dtype it had."
+            )
+        problem = difference(m.grad, t.grad, atol=1e-3, rtol=1e-2)
+        if problem:
+            raise Feedback(
+                f"on the model run in float64, the gradient of {name} differs from PyTorch's without hooks ({problem}): more than float16 rounding explains."
+            )
     worst = max(
         float(np.max(np.abs(as_array(m.grad) - as_array(t.grad))))
         for m, t in zip(mine[1:], theirs[1:])
     )
     bound = next((f"{b:.0e}" for b in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2) if worst < b), f"{worst:.1g}")
-    return f"{len(received)} saved tensors take {sum(stored)} bytes instead of {sum(received)} ({ratio:.0%}), and the gradients stay within {bound} of PyTorch's float32 ones."
+    return f"{count} saved tensors take {stored_bytes} bytes instead of {received_bytes} ({ratio:.0%}), and the gradients stay within {bound} of PyTorch's float32 ones."

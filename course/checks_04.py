@@ -32,7 +32,7 @@ from course.check import (
     load_torch,
 )
 from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
-from mini_autograd.node import Node
+from mini_autograd.node import AccumulateGrad, Node
 
 # --- 4.2: which graphs can be backwarded twice ---------------------------------------------------
 
@@ -274,10 +274,10 @@ def _as_weights(result):
 _UNWATCHED = (os.path.dirname(ma.__file__) + os.sep, call.__code__.co_filename)  # engine, spy
 
 
-def _graph_sizes(stop):
-    """{name: number of graph nodes reachable from it} for the tensors (and lists, tuples and
-    dicts of them) held by the learner's running code: the frames under `stop`, the check's."""
-    sizes, frame = {}, sys._getframe(1)
+def _held_graphs(stop):
+    """{name: the graph nodes reachable from it} for the tensors (and lists, tuples and dicts of
+    them) held by the learner's running code: the frames under `stop`, the check's."""
+    held, frame = {}, sys._getframe(1)
     while frame is not None and frame is not stop:
         if not frame.f_code.co_filename.startswith(_UNWATCHED):
             for name, value in frame.f_locals.items():
@@ -285,9 +285,11 @@ def _graph_sizes(stop):
                 items = items if isinstance(items, (list, tuple)) else [items]
                 roots = [v for v in items if isinstance(v, ma.Tensor) and v.grad_fn is not None]
                 if roots:
-                    sizes[name] = max(sizes.get(name, 0), len(graph_nodes(roots)))
+                    nodes = graph_nodes(roots)
+                    if len(nodes) > len(held.get(name, ())):
+                        held[name] = nodes
         frame = frame.f_back
-    return sizes
+    return held
 
 
 def _check_growth(sizes):
@@ -296,9 +298,28 @@ def _check_growth(sizes):
         counts = [(k, step[name]) for k, step in enumerate(sizes, start=1) if name in step]
         (first, a), (_, middle), (last, b) = counts[0], counts[len(counts) // 2], counts[-1]
         if len(counts) >= 3 and b > middle > a:
+            what = "the running mean" if name == "running_mean" else f"`{name}`"
             raise Feedback(
-                f"`{name}` still carries the graph of every earlier step ({a} graph nodes reachable from it at step {first}, {b} at step {last}): the saved bytes stay flat, because backward frees what those nodes saved, but the nodes themselves pile up with every step. Detaching it where it is used is not enough: detach it where it is updated (features.detach() in the update, or the update under lib.no_grad())."
+                f"{what} still records its own history: `{name}` carries the graph of every earlier step ({a} graph nodes reachable from it at step {first}, {b} at step {last}): the saved bytes stay flat, because backward frees what those nodes saved, but the nodes themselves pile up with every step. Detaching it where it is used is not enough: detach it where it is updated, so that it is a constant (features.detach() in the update, or the update under lib.no_grad())."
             )
+
+
+def _check_history(carried, sizes):
+    """Feedback on a running mean that, at a step's backward, still holds graph nodes of the step
+    before (`carried`: one set of names a step; `sizes`: one {name: graph nodes} a step), a graph
+    no backward goes through. Only names with "running" in them: a temporary that still holds
+    the last step's features until it is reassigned is harmless."""
+    for step, (names, size) in enumerate(zip(carried, sizes), start=1):
+        for name in sorted(n for n in names if "running" in n):
+            what = "the running mean" if name == "running_mean" else f"`{name}`"
+            raise Feedback(
+                f"{what} still records its own history: at step {step}, `{name}` requires grad, and {size[name]} graph nodes hang from it, down into the graph of step {step - 1}. The loss does not go back through it, so no backward ever goes through the nodes of its update: they, and what they saved, stay alive as long as it does. The running mean must act as a constant: detach it where it is updated, so that it is a constant, not only where it is used."
+            )
+
+
+def _leaf_shapes(nodes):
+    """The shapes of the leaves (tensors with requires_grad) that `nodes` lead back to."""
+    return {tuple(n.variable.shape) for n in nodes if isinstance(n, AccumulateGrad)}
 
 
 LOOP_HINT = "stop the running mean from carrying each step's graph into the next step"
@@ -310,16 +331,33 @@ def check_fixed_loop(train):
     and the graph its variables hold does not grow from step to step."""
     torch, data, here = load_torch(), normaliser_data(), sys._getframe()
     expected = [w.detach().numpy() for w in reference_train(torch, data)]
-    held, sizes = [], []
+    held, sizes, carried, reached, previous = [], [], [], [], []
 
     def measure(roots):
         held.append(saved_bytes(list(roots)))
-        sizes.append(_graph_sizes(here))
+        graphs = _held_graphs(here)
+        sizes.append({name: len(nodes) for name, nodes in graphs.items()})
+        earlier = {id(n) for n in previous}  # alive in `previous`: no id is reused
+        carried.append({name for name, got in graphs.items() if any(id(n) in earlier for n in got)})
+        nodes = graph_nodes(list(roots))
+        reached.append(_leaf_shapes(nodes))
+        previous[:] = [n for n in nodes if not isinstance(n, AccumulateGrad)]
 
     def explain(error):
         step = len(held)
         if freed_graph(error):
             return f"your loop stopped at step {step} with the freed-graph error: something made in step {step - 1} still links to its graph. Hint: {LOOP_HINT}."
+        missing = [
+            name
+            for name, w in (("w1", data.w1), ("w2", data.w2))
+            if reached and w.shape not in reached[-1]
+        ]
+        if missing and ("NoneType" in str(error) or "does not require grad" in str(error)):
+            w = missing[0]
+            cause = (
+                ", such as this step's features: they must keep their graph" if w == "w1" else ""
+            )
+            return f"your code raised {describe_error(error)} at step {step}: no gradient reached {' or '.join(missing)}, because the loss's graph does not lead back to {'them' if len(missing) > 1 else 'it'} ({w}.grad stays None after backward). Something between {w} and the loss was detached{cause}, so {w} cannot learn. Only the running mean, carried over from earlier steps, must act as a constant."
         return f"your code raised {describe_error(error)} (at step {step} of your loop, with mini_autograd)."
 
     ledger = Ledger("your loop")
@@ -340,6 +378,7 @@ def check_fixed_loop(train):
             hint=True,
         )
     _check_growth(sizes)
+    _check_history(carried, sizes)
     for name, got, want in zip(("w1", "w2"), result, expected):
         problem = difference(got, want, atol=1e-8, rtol=1e-6)
         if problem:

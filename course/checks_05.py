@@ -10,7 +10,10 @@ Exercise 5.1 is checked by the build track (course/specs.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+from unittest import mock
 
 import numpy as np
 
@@ -61,9 +64,30 @@ def _gradient(lib, f, x_np: np.ndarray) -> np.ndarray:
     return g.detach().cpu().numpy()
 
 
-def _explain(during, error, freed=None):
+@contextlib.contextmanager
+def _grad_calls():
+    """Watch ma.autograd.grad while the learner's code runs: the list it yields gets, per call,
+    whether it kept the graph of the gradient it returned (create_graph=True)."""
+    original, calls = ma.autograd.grad, []
+    signature = inspect.signature(original)
+
+    def grad(*args, **kwargs):
+        try:
+            calls.append(bool(signature.bind(*args, **kwargs).arguments.get("create_graph")))
+        except TypeError:
+            pass  # the engine's own error for wrong arguments follows
+        return original(*args, **kwargs)
+
+    with mock.patch.object(ma.autograd, "grad", grad):
+        yield calls
+
+
+def _explain(during, error, freed=None, calls=()):
     """Words for the engine's errors that this chapter teaches, raised `during` the call (those
-    of a freed graph in the words `freed` where given); None for another error."""
+    of a freed graph in the words `freed` where given; `calls`: whether each autograd.grad call
+    kept its graph); None for another error."""
+    if NO_GRAPH in str(error) and any(calls):
+        return f"{during} raised '{str(error).splitlines()[0]}', though your autograd.grad call had create_graph=True: the gradient it returned had a graph, but what you differentiate next has none. The gradient was detached on the way (.detach(), .data, or a product computed under no_grad): the second derivative goes through the gradient's graph, so keep it attached."
     if NO_GRAPH in str(error):
         return f"{during} raised '{str(error).splitlines()[0]}': the gradient you differentiate has no graph. The first autograd.grad call needs create_graph=True."
     if FREED in str(error):
@@ -82,8 +106,9 @@ def check_hvp(learner_hvp):
     ):
         x = ma.tensor(x_np, dtype=ma.float64, requires_grad=True)
         v = ma.tensor(v_np, dtype=ma.float64)
-        explain = functools.partial(_explain, f"on problem {number}, your hvp")
-        got = _array(call(learner_hvp, f, x, v, explain=explain), "your result")
+        with _grad_calls() as calls:
+            explain = functools.partial(_explain, f"on problem {number}, your hvp", calls=calls)
+            got = _array(call(learner_hvp, f, x, v, explain=explain), "your result")
         expected = torch.autograd.functional.hvp(f_t, torch.tensor(x_np), torch.tensor(v_np))[1]
         expected = expected.numpy()
         if got.shape != x_np.shape:
@@ -144,7 +169,9 @@ def _reference_penalty(arrays, x_hat_np):
     squares = (g.detach().numpy() ** 2).sum(1)  # one per sample
     batch, squared = (np.sqrt(squares.sum()) - 1) ** 2, ((squares - 1) ** 2).mean()
     summed = ((np.sqrt(squares) - 1) ** 2).sum()
+    per_feature = ((np.sqrt((g.detach().numpy() ** 2).sum(0)) - 1) ** 2).mean()
     variants = {
+        "one norm per feature (over the batch) instead of one per sample: dimension 0 runs over the samples, dimension 1 over the features of one sample, and each sample's gradient gets its own norm": per_feature,
         "one norm for the whole batch instead of one per sample: sum over dim 1 only": batch,
         "the squared norm instead of the norm: take .sqrt() of the sum of squares": squared,
         "the sum over samples instead of the mean: use .mean()": summed,
@@ -232,8 +259,11 @@ def check_hessian(learner_hessian):
     ):
         x = ma.tensor(x_np, dtype=ma.float64, requires_grad=True)
         freed = f"on problem {number} your code raised 'Trying to backward through the graph a second time': every row walks the gradient's graph again, and the first row's call freed it. Pass retain_graph=True to the row calls."
-        explain = functools.partial(_explain, f"on problem {number}, your hessian", freed=freed)
-        got = _array(call(learner_hessian, f, x, explain=explain), "your Hessian")
+        with _grad_calls() as calls:
+            explain = functools.partial(
+                _explain, f"on problem {number}, your hessian", freed=freed, calls=calls
+            )
+            got = _array(call(learner_hessian, f, x, explain=explain), "your Hessian")
         expected = torch.autograd.functional.hessian(f_t, torch.tensor(x_np))
         n = x_np.shape[0]
         if got.shape != (n, n):

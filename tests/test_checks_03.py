@@ -109,3 +109,22 @@ def test_half_hooks_that_store_other_values(capsys):
         lambda t: (t.dtype, (t * 0).to(ma.float16)), lambda packed: packed[1].to(packed[0])
     )
     assert "does not hold the saved values" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "pack",
+    [lambda t: t.to(ma.float16), lambda t: (t.dtype, t.to(ma.float16))],
+    ids=["no-dtype-kept", "dtype-kept-but-unused"],
+)
+def test_half_hooks_that_convert_back_to_float32_fail_on_float64(capsys, pack):
+    """unpack hard-codes float32: the float32 model passes, the float64 run names the mistake."""
+
+    def unpack(packed):
+        half = packed[1] if isinstance(packed, tuple) else packed
+        return half.to(ma.float32)
+
+    assert not check_half_hooks(pack, unpack)
+    line = one_line(capsys)
+    assert "on the model run in float64, unpack converted a saved tensor back to" in line, line
+    assert "mini_autograd.float32, but the saved tensor was mini_autograd.float64" in line, line
+    assert "Remember the dtype at pack time" in line, line

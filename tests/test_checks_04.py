@@ -196,7 +196,10 @@ def test_one_backward_explains_wrong_answers(capsys, answer, words):
 def make_train(retain, carry, detach_where="update", record="before"):
     """Variants of the running-mean loop: the leak, half-fixes and the fix. detach_where="use"
     detaches the running mean only where the loss uses it: the saved bytes stay flat and the
-    weights are right, but the running mean itself keeps growing a graph, step after step."""
+    weights are right, but the running mean itself keeps growing a graph, step after step.
+    "use-and-old-mean" also detaches the old mean in the update: the graph no longer grows, but
+    the running mean still holds the nodes of its last update and of the step before.
+    "features" detaches this step's features before the loss: no gradient reaches w1."""
 
     def train(lib, data, ledger):
         w1 = lib.tensor(data.w1.copy(), requires_grad=True)
@@ -205,9 +208,11 @@ def make_train(retain, carry, detach_where="update", record="before"):
         for x_np, y_np in zip(data.xs, data.ys):
             with ledger.step():
                 features = (lib.tensor(x_np) @ w1).tanh()
+                if detach_where == "features":
+                    features = features.detach()
                 if detach_where == "before-use":  # a different model: uses this step's mean
                     running_mean = 0.9 * running_mean + 0.1 * features.mean(0)
-                used = running_mean.detach() if detach_where == "use" else running_mean
+                used = running_mean.detach() if detach_where.startswith("use") else running_mean
                 loss = ((features - used) @ w2 - lib.tensor(y_np)).pow(2).mean()
                 if record == "before":
                     ledger.record(loss)
@@ -219,6 +224,8 @@ def make_train(retain, carry, detach_where="update", record="before"):
                     running_mean = running_mean.detach()
                 else:
                     carried = features if carry else features.detach()
+                    if detach_where == "use-and-old-mean":
+                        running_mean = running_mean.detach()
                     running_mean = 0.9 * running_mean + 0.1 * carried.mean(0)
                 with lib.no_grad():
                     w1 -= data.lr * w1.grad
@@ -263,7 +270,15 @@ def test_fixed_loop_stub_is_not_done(capsys):
         (lambda lib, data, ledger: None, "return (w1, w2)"),
         (
             make_train(retain=False, carry=True, detach_where="use"),
-            "`running_mean` still carries the graph of every earlier step",
+            "the running mean still records its own history: `running_mean` carries the graph of every earlier step",
+        ),
+        (
+            make_train(retain=False, carry=True, detach_where="use-and-old-mean"),
+            "the running mean still records its own history: at step 2, `running_mean` requires grad, and 6 graph nodes hang from it, down into the graph of step 1.",
+        ),
+        (
+            make_train(retain=False, carry=False, detach_where="features"),
+            "at step 1: no gradient reached w1, because the loss's graph does not lead back to it (w1.grad stays None after backward)",
         ),
         (make_train(retain=False, carry=False, record=None), "recorded 0 steps in the ledger"),
         (make_train(retain=False, carry=False, record="after"), "record the loss before backward"),
@@ -275,6 +290,8 @@ def test_fixed_loop_stub_is_not_done(capsys):
         "other-model",
         "no-return",
         "detached-where-used",
+        "detached-where-used-graph-not-growing",
+        "features-detached",
         "no-ledger",
         "recorded-after-backward",
     ],
@@ -282,3 +299,29 @@ def test_fixed_loop_stub_is_not_done(capsys):
 def test_fixed_loop_explains_wrong_answers(capsys, answer, words):
     ok, line = run(capsys, check_fixed_loop, answer)
     assert not ok and line.startswith("Exercise 4.4: ") and words in line, line
+
+
+def test_fixed_loop_accepts_a_temporary_that_holds_the_last_features(capsys):
+    """A name other than the running mean that still holds last step's features at backward (until
+    it is reassigned) keeps no history of its own: the check does not flag it."""
+
+    def train(lib, data, ledger):
+        w1 = lib.tensor(data.w1.copy(), requires_grad=True)
+        w2 = lib.tensor(data.w2.copy(), requires_grad=True)
+        running_mean = lib.zeros(data.w1.shape[1], dtype=lib.float64)
+        for x_np, y_np in zip(data.xs, data.ys):
+            with ledger.step():
+                features = (lib.tensor(x_np) @ w1).tanh()
+                loss = ((features - running_mean) @ w2 - lib.tensor(y_np)).pow(2).mean()
+                ledger.record(loss)
+                w1.grad = w2.grad = None
+                loss.backward()
+                batch_mean = features.mean(0)
+                running_mean = 0.9 * running_mean + 0.1 * batch_mean.detach()
+                with lib.no_grad():
+                    w1 -= data.lr * w1.grad
+                    w2 -= data.lr * w2.grad
+        return w1, w2
+
+    ok, line = run(capsys, check_fixed_loop, train)
+    assert ok and line.startswith("Exercise 4.4: correct ✓"), line

@@ -32,6 +32,18 @@ def hvp_without_create_graph(f, x, v):
     return hv
 
 
+def hvp_detached_gradient(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    (hv,) = ma.autograd.grad((g.detach() * v).sum(), x, allow_unused=True)
+    return hv
+
+
+def hvp_data_gradient(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    (hv,) = ma.autograd.grad((g.data * v).sum(), x)
+    return hv
+
+
 def hvp_gradient_times_v(f, x, v):
     (g,) = ma.autograd.grad(f(x), x)
     return g * v
@@ -51,11 +63,13 @@ def test_hvp_accepts_the_solution(capsys):
     "wrong, expected",
     [
         (hvp_without_create_graph, "needs create_graph=True"),
+        (hvp_detached_gradient, "though your autograd.grad call had create_graph=True"),
+        (hvp_data_gradient, "The gradient was detached on the way"),
         (hvp_gradient_times_v, "equals the gradient times v"),
         (hvp_tuple, "unpack it"),
         (stub, "Exercise 5.2: not done yet — "),
     ],
-    ids=["no-create-graph", "gradient-times-v", "tuple", "stub"],
+    ids=["no-create-graph", "detached", "data", "gradient-times-v", "tuple", "stub"],
 )
 def test_hvp_explains_mistakes(capsys, wrong, expected):
     assert not checks_05.check_hvp(wrong)
@@ -82,6 +96,11 @@ def penalty_one_norm_for_the_batch(lib, critic, x_hat):
     return ((g * g).sum().sqrt() - 1) ** 2
 
 
+def penalty_one_norm_per_feature(lib, critic, x_hat):
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return (((g * g).sum(0).sqrt() - 1) ** 2).mean()
+
+
 def penalty_with_backward(lib, critic, x_hat):
     critic(x_hat).sum().backward(create_graph=True)
     g = x_hat.grad
@@ -99,10 +118,14 @@ def test_gradient_penalty_accepts_the_solution(capsys):
     [
         (penalty_without_create_graph, "computed without create_graph=True"),
         (penalty_one_norm_for_the_batch, "one norm for the whole batch"),
+        (
+            penalty_one_norm_per_feature,
+            "it looks like one norm per feature (over the batch) instead of one per sample",
+        ),
         (penalty_with_backward, "filled the critic's .grad"),
         (stub, "Exercise 5.3: not done yet — "),
     ],
-    ids=["no-create-graph", "batch-norm", "backward", "stub"],
+    ids=["no-create-graph", "batch-norm", "per-feature-norm", "backward", "stub"],
 )
 def test_gradient_penalty_explains_mistakes(capsys, wrong, expected):
     assert not checks_05.check_gradient_penalty(wrong)
@@ -129,6 +152,12 @@ def hessian_without_create_graph(f, x):
     return ma.stack([ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
 
 
+def hessian_detached_gradient(f, x):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    g = g.detach()
+    return ma.stack([ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
+
+
 def hessian_returns_gradient(f, x):
     (g,) = ma.autograd.grad(f(x), x)
     return g
@@ -144,10 +173,11 @@ def test_hessian_accepts_the_solution(capsys):
     [
         (hessian_without_retain_graph, "Pass retain_graph=True"),
         (hessian_without_create_graph, "needs create_graph=True"),
+        (hessian_detached_gradient, "The gradient was detached on the way"),
         (hessian_returns_gradient, "one row per entry of x"),
         (stub, "Exercise 5.4: not done yet — "),
     ],
-    ids=["no-retain-graph", "no-create-graph", "gradient", "stub"],
+    ids=["no-retain-graph", "no-create-graph", "detached", "gradient", "stub"],
 )
 def test_hessian_explains_mistakes(capsys, wrong, expected):
     assert not checks_05.check_hessian(wrong)
