@@ -86,9 +86,11 @@ from .dtypes import (
     int16,
     int32,
     int64,
+    layout,
     long,
     set_default_dtype,
     short,
+    strided,
     uint8,
 )
 from .freeing_log import freeing_log

@@ -29,6 +29,23 @@ class dtype:
         return (_by_name, (self.name,))
 
 
+class layout:
+    """How a tensor's elements are stored; mini_autograd has one, `strided` (a numpy array)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"mini_autograd.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # the module's global of that name
+
+
+strided = layout("strided")
+
 float16 = half = dtype("float16")
 float32 = float = dtype("float32")  # noqa: A001 (torch.float)
 float64 = double = dtype("float64")

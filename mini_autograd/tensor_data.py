@@ -77,6 +77,15 @@ class TensorData:
         """Bytes per element."""
         return self._data.itemsize
 
+    def data_ptr(self):
+        """The address of the first element (0 for an empty tensor), as in torch."""
+        return self._data.ctypes.data if self._data.size else 0
+
+    @property
+    def layout(self):
+        """mini_autograd.strided: every tensor is a strided numpy array."""
+        return dtypes.strided
+
     def is_floating_point(self):
         """True for float dtypes."""
         return self._data.dtype.kind == "f"

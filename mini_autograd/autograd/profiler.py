@@ -24,6 +24,16 @@ from .function import Function
 _recorder = None  # the _Recorder of the profile that records now, if any
 
 
+def kineto_available():
+    """False: mini_autograd's profiler traces Python calls; it has no Kineto (PyTorch's C++ tracer)."""
+    return False
+
+
+def _profiler_enabled():
+    """True while a profile records."""
+    return _recorder is not None
+
+
 class ProfilerActivity(enum.Enum):
     """What torch.profiler can record; mini_autograd records the CPU only."""
 
@@ -378,11 +388,12 @@ class profile:
         self,
         sort_by=None,
         row_limit=100,
+        max_src_column_width=75,
         max_name_column_width=55,
         header=None,
         top_level_events_only=False,
     ):
-        """Every event (not averaged) as PyTorch's table."""
+        """Every event (not averaged) as PyTorch's table (no source column: no stacks recorded)."""
         return self._events().table(
             sort_by=sort_by,
             row_limit=row_limit,

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import inference
+from .. import errors, inference
 from ..grad_mode import GradMode
 from ..node import Node, gradient_edge
 from .inplace import _check_inplace_allowed, _set_history, announce
@@ -86,3 +86,23 @@ def resize_as_(self, the_template):
     """resize_ to the shape of `the_template`."""
     check_tensor(the_template, "resize_as_", "the_template", 1)
     return resize_(self, the_template._data.shape)
+
+
+def set_(self, source=None):
+    """Make self show source's memory (its shape and values; empty without source), in place.
+
+    Autograd sees a new leaf: its old gradient accumulator, which the graph may hold, is let go.
+    """
+    if source is not None:
+        check_tensor(source, "set_", "source", 1)
+        if source._data.dtype != self._data.dtype:
+            names = errors._TYPE_META_NAMES
+            raise RuntimeError(
+                f"Could not set tensor of type {names[source._data.dtype.name]} to a tensor of "
+                f"type {names[self._data.dtype.name]}"
+            )
+    _check_inplace_allowed(self)
+    self._data = np.empty(0, self._data.dtype) if source is None else source._data
+    self._accumulator = None
+    self._bump_version()
+    return self

@@ -155,6 +155,7 @@ METHODS = {
     "transpose_": inplace_shape.transpose_,
     "resize_": inplace_shape.resize_,
     "resize_as_": inplace_shape.resize_as_,
+    "set_": inplace_shape.set_,
     # the in-place forms of the elementwise operations (inplace_elementwise.py)
     "abs_": el_.abs_,
     "acos_": el_.acos_,

@@ -56,7 +56,6 @@ class TestAutogradDeviceTypeCPU(Harness):
             with self.assertRaisesRegex(RuntimeError, "Double backward is unsupported for"):
                 torch.autograd.gradgradcheck(fn, (input, 0, idx, src, "prod"))
 
-    @mini_fails("missing API", "Tensor.set_")
     def test_parameter_resize_cpu(self, torch):
         asd = torch.nn.Parameter(torch.ones(16, dtype=torch.double, device=DEVICE))
         for _ in range(2):

@@ -536,7 +536,6 @@ class TestAutograd(Harness):
         x = torch.var_mean(x)[1]
         check_matches(x.clone(), x)
 
-    @mini_fails("missing API", "Tensor.set_")
     def test_grad_to_node_set(self, torch):
         x = torch.rand(2, requires_grad=True)
         x_edge = torch.autograd.graph.get_gradient_edge(x)

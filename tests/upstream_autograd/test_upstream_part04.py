@@ -607,7 +607,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(RuntimeError, "has been modified by an inplace"):
             y.backward()
 
-    @mini_fails("missing API", "Tensor.data_ptr")
     def test_type_conversions(self, torch):
         Variable = torch.autograd.Variable
         x = torch.randn(5, 5)

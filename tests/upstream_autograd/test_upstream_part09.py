@@ -7,7 +7,7 @@ import uuid
 import warnings
 from functools import partial
 
-from .harness import Harness, mini_fails
+from .harness import Harness
 
 
 def checkpoint(torch):
@@ -387,7 +387,6 @@ class TestAutograd(Harness):
             out = (a * 3).sum()  # 3 is saved as a wrapped number: no hook runs for it
             torch.autograd.grad(out, (a,))
 
-    @mini_fails("missing API", "Tensor.layout")
     def test_graph_save_on_cpu(self, torch):
         def test(get_input, pin_memory):
             with torch.autograd.graph.save_on_cpu(pin_memory):

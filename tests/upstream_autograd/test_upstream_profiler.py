@@ -17,9 +17,6 @@ def profiler_util(torch):
 
 
 class TestAutograd(Harness):
-    @mini_fails(
-        "missing API", "torch.autograd.kineto_available; behind it torch.autograd._profiler_enabled"
-    )
     def test_profiler(self, torch):
         x = torch.randn(10, 10)
         with profiler(torch).profile(use_kineto=torch.autograd.kineto_available()) as p:
@@ -70,13 +67,11 @@ class TestAutograd(Harness):
             self.assertEqual(ops[2].fwd_thread, ops[0].thread)
         self.assertTrue(found_empty)
 
-    @mini_fails("missing API", "torch.autograd.kineto_available; behind it Tensor.resize_")
     def test_profiler_unboxed_only(self, torch):
         x = torch.rand(3, 4)
         with profiler(torch).profile(use_kineto=torch.autograd.kineto_available()):
             x.resize_([3, 2])
 
-    @mini_fails("missing API", "torch.autograd.kineto_available (record_function itself passes)")
     def test_record_function_callbacks(self, torch):
         x = torch.randn(10, 10)
         with profiler(torch).profile(use_kineto=torch.autograd.kineto_available()) as p:
@@ -192,7 +187,6 @@ class TestAutograd(Harness):
             with tempfile.NamedTemporaryFile() as trace_file:
                 prof.export_chrome_trace(trace_file.name)
 
-    @mini_fails("missing API", "torch.autograd.kineto_available (record_function itself passes)")
     def test_record_function(self, torch):
         record_function = profiler(torch).record_function
         x = torch.randn(10, 10)
