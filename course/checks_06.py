@@ -1,8 +1,8 @@
 """Checks for the exercises of chapter 06, RNN hidden-state pitfalls, against PyTorch run from
 the same weights (the clipping function runs inside the library, as ma.nn.utils.clip_grad_norm_,
-in a training loop; the LSTM step is unrolled over a sequence).
+in a training loop; the GRU step is unrolled over a sequence).
 
-    check_lstm_step(lstm_step)              # 6.1: the LSTM cell's forward
+    check_gru_step(gru_step)                # 6.1: a GRU cell's forward
     check_regression_loop(train_regression) # 6.2: the seed's broken regression loop, fixed
     check_tbptt(train_tbptt)                # 6.3: truncated backpropagation through time
     check_clip_grad_norm(clip_grad_norm)    # 6.4: gradient clipping by the joint norm
@@ -38,12 +38,12 @@ from course.check import (
     zero_grad_problem,
 )
 
-GATES = "ifgo"
+GATES = "rzn"
 ATOL, RTOL = 1e-5, 1e-4
 _differs = functools.partial(difference, atol=ATOL, rtol=RTOL)
 
 
-# --- 6.1: the LSTM cell's forward ---------------------------------------------------------------
+# --- 6.1: a GRU cell's forward -------------------------------------------------------------------
 
 REGRESSION_TODO = (
     "copy the broken loop and change what makes y_train carry a graph from one epoch to the next"
@@ -52,84 +52,96 @@ TBPTT_TODO = (
     "loop over the chunks; detach the carried state, forward, loss, zero_grad, backward, step"
 )
 CLIP_TODO = "total = sqrt of the sum of every gradient's squared entries; if it exceeds max_norm, multiply every gradient in place by max_norm / (total + 1e-6); return total"
-LSTM_HINT = "gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh, split in 4 as i, f, g, o; c' = sigmoid(f) * c + sigmoid(i) * tanh(g); h' = sigmoid(o) * tanh(c')"
+GRU_TODO = "one GRU step: the reset and update gates, the candidate n, and h' from n and h"
+GRU_HINT = "three blocks of rows in each weight, r, z, n in that order; r and z are sigmoids of the two projections added; n is a tanh of the input's projection plus r times the hidden state's projection, its bias included; h' mixes n and h by z, with z weighing the old state"
 
 
-def _numpy_lstm(x, h, c, w_ih, w_hh, b_ih, b_hh, order=GATES):
-    """Reference forward in numpy; `order` says which block of rows holds which gate."""
-    gates = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+def _numpy_gru(x, h, w_ih, w_hh, b_ih, b_hh, order=GATES, mistake=None):
+    """Reference forward in numpy; `order` says which block of rows holds which gate, and
+    `mistake` plants a known slip: the reset gate outside b_hn, or z and 1 - z swapped."""
     n = h.shape[-1]
-    block = {name: gates[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
+    gi, gh = x @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+    block_i = {name: gi[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
+    block_h = {name: gh[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
     sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
-    c_next = sigmoid(block["f"]) * c + sigmoid(block["i"]) * np.tanh(block["g"])
-    return sigmoid(block["o"]) * np.tanh(c_next), c_next
+    r = sigmoid(block_i["r"] + block_h["r"])
+    z = sigmoid(block_i["z"] + block_h["z"])
+    if mistake == "reset outside the bias":
+        b_hn = b_hh[order.index("n") * n : (order.index("n") + 1) * n]
+        cand = np.tanh(block_i["n"] + r * (block_h["n"] - b_hn) + b_hn)
+    else:
+        cand = np.tanh(block_i["n"] + r * block_h["n"])
+    if mistake == "z swapped":
+        return z * cand + (1 - z) * h
+    return (1 - z) * cand + z * h
 
 
-def _pair(result):
-    """The learner's (h_next, c_next) as mini_autograd tensors, or Feedback."""
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
+GRU_MISTAKES = {  # a planted slip of _numpy_gru: what to say when the learner's step makes it
+    "reset outside the bias": "your step multiplies the reset gate into the hidden state's projection but adds b_hn after it: PyTorch applies r to the whole projection, bias included (this is where its GRU differs from the original paper's)",
+    "z swapped": "your step weighs n by z and the old state by 1 - z: in PyTorch, z is the share of the OLD state that is kept, h' = (1 - z) * n + z * h",
+}
+
+
+def _single(result):
+    """The learner's h_next as a mini_autograd tensor, or Feedback."""
+    if isinstance(result, (tuple, list)):
         raise Feedback(
-            f"lstm_step must return a pair (h_next, c_next); it returned {type(result).__name__}"
+            f"gru_step must return h_next alone (a GRU has no cell state); it returned a {type(result).__name__}"
         )
-    for label, value in zip(("h_next", "c_next"), result):
-        if not isinstance(value, ma.Tensor):
-            raise Feedback(
-                f"{label} is a {type(value).__name__}, not a mini_autograd tensor: build it from tensor operations so that backward can go through it"
-            )
+    if not isinstance(result, ma.Tensor):
+        raise Feedback(
+            f"h_next is a {type(result).__name__}, not a mini_autograd tensor: build it from tensor operations so that backward can go through it"
+        )
     return result
 
 
-def _forward_problem(h_got, c_got, arrays):
-    """Explain a wrong forward result: a gate order, a swapped activation, or the difference."""
-    x, h, c, *weights = [a.astype(np.float64) for a in arrays]
-    h_ref, c_ref = _numpy_lstm(x, h, c, *weights)
-    if _differs(h_got, h_ref) is None and _differs(c_got, c_ref) is None:
+def _forward_problem(h_got, arrays):
+    """Explain a wrong forward result: a gate order, a known slip, a missing bias, or the
+    difference."""
+    x, h, *weights = [a.astype(np.float64) for a in arrays]
+    h_ref = _numpy_gru(x, h, *weights)
+    if _differs(h_got, h_ref) is None:
         return None
     for order in ("".join(p) for p in itertools.permutations(GATES)):
-        h_alt, c_alt = _numpy_lstm(x, h, c, *weights, order=order)
-        if order != GATES and _differs(h_got, h_alt) is None and _differs(c_got, c_alt) is None:
+        if order != GATES and _differs(h_got, _numpy_gru(x, h, *weights, order=order)) is None:
             shown = ", ".join(order)
-            return f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and w_hh as i, f, g, o (input, forget, cell candidate, output)"
+            return f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)"
+    for mistake, words in GRU_MISTAKES.items():
+        if _differs(h_got, _numpy_gru(x, h, *weights, mistake=mistake)) is None:
+            return words
     w_ih, w_hh, b_ih, b_hh = weights
     for name, kept in (
         ("b_hh", (w_ih, w_hh, b_ih, 0 * b_hh)),
         ("b_ih", (w_ih, w_hh, 0 * b_ih, b_hh)),
     ):
-        h_alt, c_alt = _numpy_lstm(x, h, c, *kept)
-        if _differs(h_got, h_alt) is None and _differs(c_got, c_alt) is None:
-            return f"your step gives what torch.nn.LSTMCell gives without `{name}`: the gates' pre-activations add both projections, each with its own bias, b_ih and b_hh"
-    problem = _differs(c_got, c_ref)
-    if problem:
-        return f"c_next differs from torch.nn.LSTMCell: {problem}. c' = sigmoid(f) * c + sigmoid(i) * tanh(g)"
-    return f"c_next is right but h_next differs from torch.nn.LSTMCell: {_differs(h_got, h_ref)}. h' = sigmoid(o) * tanh(c') uses the NEW cell state"
+        if _differs(h_got, _numpy_gru(x, h, *kept)) is None:
+            return f"your step gives what torch.nn.GRUCell gives without `{name}`: both projections carry their own bias, b_ih and b_hh"
+    return f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
 
 
-@checker("6.1", LSTM_HINT)
-def check_lstm_step(lstm_step):
-    """6.1: lstm_step(x, (h, c), w_ih, w_hh, b_ih, b_hh) against torch.nn.LSTMCell and nn.LSTM."""
-    rng, shapes = np.random.default_rng(0), [(3, 2), (3, 4), (3, 4), (16, 2), (16, 4), (16,), (16,)]
-    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]  # x, h, c, weights
-    names = ("x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh")
+@checker("6.1", GRU_TODO, GRU_HINT)
+def check_gru_step(gru_step):
+    """6.1: gru_step(x, h, w_ih, w_hh, b_ih, b_hh) against torch.nn.GRUCell and nn.GRU."""
+    rng, shapes = np.random.default_rng(0), [(3, 2), (3, 4), (12, 2), (12, 4), (12,), (12,)]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]  # x, h, weights
+    names = ("x", "h", "w_ih", "w_hh", "b_ih", "b_hh")
     ours = [ma.tensor(a, requires_grad=True) for a in arrays]
-    x, h, c, *weights = ours
-    h_next, c_next = _pair(call(lstm_step, x, (h, c), *weights))
-    problem = _forward_problem(as_array(h_next), as_array(c_next), arrays)
+    h_next = _single(call(gru_step, *ours))
+    problem = _forward_problem(as_array(h_next), arrays)
     if problem:
         raise Feedback(problem)
 
     # PyTorch's cell with the same weights; a loss that weighs every output differently.
-    cell = torch.nn.LSTMCell(arrays[0].shape[1], arrays[1].shape[1])
+    cell = torch.nn.GRUCell(arrays[0].shape[1], arrays[1].shape[1])
     with torch.no_grad():
-        for p, a in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), arrays[3:]):
+        for p, a in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), arrays[2:]):
             p.copy_(torch.from_numpy(a))
-    tx, th, tc = (torch.tensor(a, requires_grad=True) for a in arrays[:3])
-    t_h, t_c = cell(tx, (th, tc))
-    rng = np.random.default_rng(1)
-    r_h, r_c = (rng.standard_normal(t_h.shape).astype(np.float32) for _ in range(2))
-    ((t_h * torch.from_numpy(r_h)).sum() + (t_c * torch.from_numpy(r_c)).sum()).backward()
-    mine = (h_next * ma.tensor(r_h)).sum() + (c_next * ma.tensor(r_c)).sum()
+    tx, th = (torch.tensor(a, requires_grad=True) for a in arrays[:2])
+    weigh = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    (cell(tx, th) * torch.from_numpy(weigh)).sum().backward()
+    mine = (h_next * ma.tensor(weigh)).sum()
     call(mine.backward, explain=lambda e: f"backward through your step failed: {describe_error(e)}")
-    expected = [tx.grad, th.grad, tc.grad, cell.weight_ih.grad, cell.weight_hh.grad]
+    expected = [tx.grad, th.grad, cell.weight_ih.grad, cell.weight_hh.grad]
     expected += [cell.bias_ih.grad, cell.bias_hh.grad]
     for label, mine, theirs in zip(names, ours, expected):
         if mine.grad is None:
@@ -139,25 +151,25 @@ def check_lstm_step(lstm_step):
         what = f"the forward values are right, but the gradient of `{label}` differs from PyTorch's"
         compare(mine.grad, theirs, what, ATOL, RTOL, hint=False)
 
-    # Unrolled over a sequence, the step must give what a whole LSTM layer gives.
+    # Unrolled over a sequence, the step must give what a whole GRU layer gives.
     torch.manual_seed(0)
-    t_lstm = torch.nn.LSTM(2, 4)
-    weights = [ma.tensor(p.detach().numpy(), requires_grad=True) for p in t_lstm.parameters()]
+    t_gru = torch.nn.GRU(2, 4)
+    weights = [ma.tensor(p.detach().numpy(), requires_grad=True) for p in t_gru.parameters()]
     seq = np.random.default_rng(2).standard_normal((5, 3, 2)).astype(np.float32)
-    t_out, _ = t_lstm(torch.from_numpy(seq))
-    state, outputs = (ma.zeros(3, 4), ma.zeros(3, 4)), []
+    t_out, _ = t_gru(torch.from_numpy(seq))
+    h, outputs = ma.zeros(3, 4), []
     for x_t in ma.tensor(seq):
-        state = _pair(call(lstm_step, x_t, state, *weights))
-        outputs.append(state[0])
+        h = _single(call(gru_step, x_t, h, *weights))
+        outputs.append(h)
     m_out = ma.stack(outputs)
     t_out.sum().backward()
     m_out.sum().backward()
-    problem = _differs(m_out, t_out) or _differs(weights[1].grad, t_lstm.weight_hh_l0.grad)
+    problem = _differs(m_out, t_out) or _differs(weights[1].grad, t_gru.weight_hh_l0.grad)
     if problem:
         raise Feedback(
-            f"one step is right, but your step unrolled over a 5-step sequence differs from torch.nn.LSTM: {problem}"
+            f"one step is right, but your step unrolled over a 5-step sequence differs from torch.nn.GRU: {problem}"
         )
-    return "matches torch.nn.LSTMCell (values and all 7 gradients) and, unrolled over 5 steps, torch.nn.LSTM."
+    return "matches torch.nn.GRUCell (values and all 6 gradients) and, unrolled over 5 steps, torch.nn.GRU."
 
 
 # --- 6.2: the regression loop -------------------------------------------------------------------

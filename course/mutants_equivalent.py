@@ -46,9 +46,7 @@ EQUIVALENT: list[tuple[str, str, str]] = [
      "autograd.grad of one input returns a one-element tuple, [-1] is [0]; and x is 1-D, so "
      "x.shape[-1] is x.shape[0]"),
     ("6.1", "`n = h.shape[-1]` at `-1`: minus sign dropped",
-     "the state h is (batch, hidden), as the slices gates[:, ...] require: shape[1] is shape[-1]"),
-    ("6.1", "`o = gates[:, 3 * n:4 * n].sigmoid()` at `4`: constant + 1",
-     "gates has 4 * n columns: a slice that ends past them stops at the last"),
+     "the state h is (batch, hidden), as the slices a[:, ...] require: shape[1] is shape[-1]"),
     ("7.2", "`loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V)` at `1`: constant + 1",
      "the targets y are a numpy array, and numpy's reshape reads any negative size as 'the rest' "
      "(the same change in the logits' reshape, a tensor's, is caught)"),

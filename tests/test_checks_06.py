@@ -8,10 +8,11 @@ import mini_autograd as ma
 from course import checks_06
 from course.checks_06 import (
     check_clip_grad_norm,
-    check_lstm_step,
+    check_gru_step,
     check_regression_loop,
     check_tbptt,
 )
+from tests.exercise_answers import answer
 
 
 def one_line(capsys):
@@ -26,62 +27,83 @@ def not_done(*args):
 
 # --- 6.1 ---------------------------------------------------------------------------------------
 
+gru_step = answer("06_rnn_hidden_state", "gru_step")
 
-def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh, order="ifgo", old_c=False, outside=False, drop=""):
-    h, c = state
-    gates = x @ w_ih.t() + h @ w_hh.t()
-    gates = gates + b_ih if drop != "b_ih" else gates
-    gates = gates + b_hh if drop != "b_hh" else gates
-    if outside:  # computed in numpy, outside the graph
-        gates = ma.tensor(gates.detach().numpy())
+
+def gru_variant(x, h, w_ih, w_hh, b_ih, b_hh, order="rzn", slip=None, outside=False, drop=""):
+    """A GRU step with the gates read in `order`, and a learner's `slip` planted."""
     n = h.shape[-1]
-    block = {name: gates[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
-    c_next = block["f"].sigmoid() * c + block["i"].sigmoid() * block["g"].tanh()
-    return block["o"].sigmoid() * (c if old_c else c_next).tanh(), c_next
+    a = x @ w_ih.t() + (0 * b_ih if drop == "b_ih" else b_ih)
+    b = h @ w_hh.t() + (0 * b_hh if drop == "b_hh" else b_hh)
+    if outside:  # computed in numpy, outside the graph
+        a = ma.tensor(a.detach().numpy())
+    block_a = {name: a[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
+    block_b = {name: b[:, k * n : (k + 1) * n] for k, name in enumerate(order)}
+    r = (block_a["r"] + block_b["r"]).sigmoid()
+    z = (block_a["z"] + block_b["z"]).sigmoid()
+    if slip == "reset outside the bias":
+        b_n = b_hh[order.index("n") * n : (order.index("n") + 1) * n]
+        candidate = (block_a["n"] + r * (block_b["n"] - b_n) + b_n).tanh()
+    else:
+        candidate = (block_a["n"] + r * block_b["n"]).tanh()
+    if slip == "z swapped":
+        return z * candidate + (1 - z) * h
+    if slip == "old-style tuple":
+        return candidate, h
+    return (1 - z) * candidate + z * h
 
 
-def test_lstm_step_accepts_the_solution(capsys):
-    assert check_lstm_step(lstm_step)
+def test_gru_step_accepts_the_solution(capsys):
+    assert check_gru_step(gru_step)
     assert one_line(capsys).startswith("Exercise 6.1: correct ✓")
 
 
-def test_lstm_step_accepts_the_library_step(capsys):
-    from mini_autograd.nn.layers import lstm_step as library_step
+def test_gru_step_accepts_the_library_step(capsys):
+    from mini_autograd.nn.rnn import gru_step as library_step
 
-    assert check_lstm_step(library_step)
+    assert check_gru_step(library_step)
     assert "correct" in one_line(capsys)
 
 
-def test_lstm_step_stub_is_not_done_yet(capsys):
-    assert not check_lstm_step(not_done)
+def test_gru_step_stub_is_not_done_yet(capsys):
+    assert not check_gru_step(not_done)
     assert one_line(capsys).startswith("Exercise 6.1: not done yet — ")
 
 
 @pytest.mark.parametrize(
     ("kwargs", "expected"),
     [
-        ({"order": "ifog"}, "order i, f, o, g; PyTorch stacks"),
-        ({"order": "igfo"}, "order i, g, f, o"),
-        ({"old_c": True}, "c_next is right but h_next differs"),
+        ({"order": "zrn"}, "order z, r, n; PyTorch stacks"),
+        ({"order": "rnz"}, "order r, n, z"),
+        ({"slip": "reset outside the bias"}, "adds b_hn after it"),
+        ({"slip": "z swapped"}, "z is the share of the OLD state that is kept"),
         ({"outside": True}, "no gradient reached `x`"),
-        ({"drop": "b_hh"}, "without `b_hh`: the gates' pre-activations add both projections"),
+        ({"drop": "b_hh"}, "without `b_hh`"),
         ({"drop": "b_ih"}, "without `b_ih`"),
+        ({"slip": "old-style tuple"}, "must return h_next alone"),
     ],
-    ids=["o-g-swapped", "f-g-swapped", "old-cell-state", "outside-the-graph", "no-b_hh", "no-b_ih"],
+    ids=[
+        "z-r-swapped",
+        "n-z-swapped",
+        "paper-reset",
+        "z-swapped",
+        "outside-the-graph",
+        "no-b_hh",
+        "no-b_ih",
+        "tuple",
+    ],
 )
-def test_lstm_step_explains_mistakes(capsys, kwargs, expected):
-    assert not check_lstm_step(lambda *args: lstm_step(*args, **kwargs))
+def test_gru_step_explains_mistakes(capsys, kwargs, expected):
+    assert not check_gru_step(lambda *args: gru_variant(*args, **kwargs))
     line = one_line(capsys)
     assert line.startswith("Exercise 6.1: ") and expected in line, line
 
 
-def test_lstm_step_wrong_type_and_exception(capsys):
-    assert not check_lstm_step(lambda *args: tuple(t.detach().numpy() for t in lstm_step(*args)))
+def test_gru_step_wrong_type_and_exception(capsys):
+    assert not check_gru_step(lambda *args: gru_variant(*args).detach().numpy())
     assert "not a mini_autograd tensor" in one_line(capsys)
-    assert not check_lstm_step(lambda x, state, *w: (x @ w[1], state[1]))
+    assert not check_gru_step(lambda x, h, *w: x @ w[1])
     assert "your code raised RuntimeError: mat1 and mat2 shapes" in one_line(capsys)
-    assert not check_lstm_step(lambda x, state, *w: x)
-    assert "must return a pair (h_next, c_next)" in one_line(capsys)
 
 
 # --- 6.2 ---------------------------------------------------------------------------------------

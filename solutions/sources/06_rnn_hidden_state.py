@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Exercises 06 · RNN hidden-state pitfalls
 #
-# Four pieces, in the order of the chapter: the LSTM cell's forward pass, the seed's broken
+# Four pieces, in the order of the chapter: a GRU cell's forward pass, the seed's broken
 # regression loop, truncated backpropagation through time, and gradient clipping. Then your
 # engine gets a recurrent cell (6.5), and the seed's three pitfalls run on it. Each check runs
 # your code with `mini_autograd` (inside the library where it belongs, where it can: your clipping
@@ -20,7 +20,7 @@ import mini_autograd as ma
 from course import track
 from course.checks_06 import (
     check_clip_grad_norm,
-    check_lstm_step,
+    check_gru_step,
     check_regression_loop,
     check_tbptt,
     make_regressor,
@@ -31,63 +31,63 @@ from course.checks_06 import (
 torch.set_num_threads(1)
 
 # %% [markdown]
-# ## Exercise 6.1: the LSTM cell's forward pass
+# ## Exercise 6.1: a GRU cell's forward pass
 #
-# Write one LSTM step with tensor operations, so that backward can go through it:
+# The chapter built an LSTM step. PyTorch's other gated cell, the GRU (`torch.nn.GRUCell`),
+# carries one state, `h`, and has three gates, stacked in its weights in the order **r, z, n**
+# (reset, update, new): `w_ih` is `(3H, input)`, `w_hh` is `(3H, H)`, the biases `(3H,)`.
+# Writing $a_\ast$ for a block of $x\,W_{ih}^\top + b_{ih}$ and $b_\ast$ for the same block of
+# $h\,W_{hh}^\top + b_{hh}$:
 #
 # $$
 # \begin{aligned}
-# [\,i \;\; f \;\; g \;\; o\,] &= x\, W_{ih}^\top + b_{ih} + h\, W_{hh}^\top + b_{hh}
-#   \quad\text{(four blocks of } H \text{ columns, in this order)}\\
-# c' &= \sigma(f) \odot c + \sigma(i) \odot \tanh(g)\\
-# h' &= \sigma(o) \odot \tanh(c')
+# r &= \sigma(a_r + b_r) \qquad z = \sigma(a_z + b_z)\\
+# n &= \tanh\big(a_n + r \odot b_n\big)\\
+# h' &= (1 - z) \odot n + z \odot h
 # \end{aligned}
 # $$
 #
-# `x` is `(batch, input)`, `h` and `c` are `(batch, H)`, `w_ih` is `(4H, input)`, `w_hh` is
-# `(4H, H)`, the biases `(4H,)`. Useful: `a @ b`, `w.t()`, slicing `gates[:, k * n : (k + 1) * n]`,
-# `.sigmoid()`, `.tanh()`, `*`, `+`. The check compares values and all seven gradients with
-# `torch.nn.LSTMCell`, then runs your step over a 5-step sequence and compares it with
-# `torch.nn.LSTM`, which runs the whole sequence as one fused operation.
+# Note where the reset gate goes: it multiplies the hidden state's whole projection, its bias
+# included (the original paper applies it elsewhere; PyTorch follows this form). Write
+# `gru_step(x, h, w_ih, w_hh, b_ih, b_hh)` with tensor operations, so that backward can go
+# through it, and return `h'`. The check compares values and all six gradients with
+# `torch.nn.GRUCell`, then runs your step over a 5-step sequence and compares it with
+# `torch.nn.GRU`.
 
 
 # %%
-def lstm_step(x, state, w_ih, w_hh, b_ih, b_hh):
-    """One LSTM step: returns (h_next, c_next) from x and state = (h, c)."""
-    ### BEGIN SOLUTION 6.1: the LSTM cell's forward
-    h, c = state
-    gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh
+def gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
+    """One GRU step: the next hidden state from x and h."""
+    ### BEGIN SOLUTION 6.1: a GRU cell's forward
     n = h.shape[-1]
-    i = gates[:, 0 * n : 1 * n].sigmoid()
-    f = gates[:, 1 * n : 2 * n].sigmoid()
-    g = gates[:, 2 * n : 3 * n].tanh()
-    o = gates[:, 3 * n : 4 * n].sigmoid()
-    c_next = f * c + i * g
-    h_next = o * c_next.tanh()
-    return h_next, c_next
+    a, b = x @ w_ih.t() + b_ih, h @ w_hh.t() + b_hh
+    reset = (a[:, :n] + b[:, :n]).sigmoid()
+    update = (a[:, n : 2 * n] + b[:, n : 2 * n]).sigmoid()
+    candidate = (a[:, 2 * n :] + reset * b[:, 2 * n :]).tanh()
+    return (1 - update) * candidate + update * h
     ### END SOLUTION
 
 
 # %%
-check_lstm_step(lstm_step)
+check_gru_step(gru_step)
 
 # %% [markdown]
-# What a mistake looks like: here the last two blocks are swapped, the gates read as i, f, o, g
-# instead of PyTorch's i, f, g, o. The check recognises the order and says so.
+# What a mistake looks like: here the reset gate multiplies the hidden state's projection before
+# its bias is added, as in the original paper. The values are close, but not PyTorch's; the
+# check recognises the slip and says so.
 
 
 # %%
-def lstm_step_swapped(x, state, w_ih, w_hh, b_ih, b_hh):
-    h, c = state
-    gates = x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh
+def gru_step_paper(x, h, w_ih, w_hh, b_ih, b_hh):
     n = h.shape[-1]
-    i, f = gates[:, :n].sigmoid(), gates[:, n : 2 * n].sigmoid()
-    o, g = gates[:, 2 * n : 3 * n].sigmoid(), gates[:, 3 * n :].tanh()
-    c_next = f * c + i * g
-    return o * c_next.tanh(), c_next
+    a, b = x @ w_ih.t() + b_ih, h @ w_hh.t()
+    r = (a[:, :n] + b[:, :n] + b_hh[:n]).sigmoid()
+    z = (a[:, n : 2 * n] + b[:, n : 2 * n] + b_hh[n : 2 * n]).sigmoid()
+    candidate = (a[:, 2 * n :] + r * b[:, 2 * n :] + b_hh[2 * n :]).tanh()
+    return (1 - z) * candidate + z * h
 
 
-check_lstm_step(lstm_step_swapped)
+check_gru_step(gru_step_paper)
 
 # %% [markdown]
 # ## Exercise 6.2: fix a broken training loop
