@@ -346,6 +346,7 @@ TENSOR_METHODS = {
     "new_ones": new_ones,
     "new_full": new_full,
     "new_empty": new_empty,
+    "bernoulli": bernoulli,
 }
 
 

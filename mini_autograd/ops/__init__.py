@@ -11,8 +11,9 @@ name (`torch.sum(input=x)`) and `out=`, by the rules of the tables below.
 from ..tensor import Tensor
 from .activations import selu
 from .arithmetic import add, div, mul, neg, pow, reciprocal, sub
-from .compare import allclose, eq, equal, ge, gt, isclose, le, lt, ne
+from .compare import allclose, eq, equal, ge, gt, isclose, isin, le, lt, ne, signbit
 from .convolution import conv1d, conv2d
+from .diagonal import diagonal
 from .elementwise import (
     abs,
     acos,
@@ -82,6 +83,7 @@ from .inplace_elementwise import (
     tanh_,
 )
 from .linalg import addmm, bmm, diag, dot, matmul, mm, mv, outer, trace, tril, triu
+from .median import median, nanmedian
 from .piecewise import clamp, clamp_max, clamp_min, clip, masked_fill, maximum, minimum, where
 from .pooling import avg_pool1d, max_pool1d, max_pool2d
 from .reductions import (
@@ -91,6 +93,7 @@ from .reductions import (
     any,
     argmax,
     argmin,
+    argsort,
     count_nonzero,
     cumprod,
     cumsum,
@@ -130,6 +133,7 @@ from .shape import (
     unsqueeze,
 )
 from .softmax import log_softmax
+from .unsafe_split import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 
 # torch.softmax is not exported from here: `softmax` is the name of the submodule ops.softmax
 # (nn.functional imports it), so the package takes softmax from ops.softmax itself.
@@ -158,6 +162,7 @@ __all__ = [
     "arctan2",
     "argmax",
     "argmin",
+    "argsort",
     "as_strided",
     "asin",
     "asin_",
@@ -191,6 +196,7 @@ __all__ = [
     "detach",
     "detach_",
     "diag",
+    "diagonal",
     "div",
     "dot",
     "eq",
@@ -216,6 +222,7 @@ __all__ = [
     "index_put_",
     "index_select",
     "is_floating_point",
+    "isin",
     "isclose",
     "kthvalue",
     "le",
@@ -237,12 +244,14 @@ __all__ = [
     "max_pool2d",
     "maximum",
     "mean",
+    "median",
     "meshgrid",
     "min",
     "minimum",
     "mm",
     "mul",
     "mv",
+    "nanmedian",
     "narrow",
     "ne",
     "neg",
@@ -266,6 +275,7 @@ __all__ = [
     "sigmoid",
     "sigmoid_",
     "sign",
+    "signbit",
     "sin",
     "sin_",
     "sinh",
@@ -295,6 +305,9 @@ __all__ = [
     "tril",
     "triu",
     "unbind",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "var",
     "var_mean",

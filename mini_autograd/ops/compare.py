@@ -60,3 +60,15 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when isclose(self, other) holds for every element (a Python bool)."""
     check_tensor(other, "allclose", "other", 2)
     return bool(isclose(self, other, rtol, atol, equal_nan)._data.all())
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of `elements` is among test_elements (a bool tensor; not differentiable)."""
+    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return Tensor._make(np.isin(a, b, assume_unique=assume_unique, invert=invert))
+
+
+def signbit(self):
+    """Whether each element's sign bit is set (True for -0.0 too; a bool tensor)."""
+    return Tensor._make(np.signbit(self._data))

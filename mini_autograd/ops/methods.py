@@ -9,8 +9,11 @@ from . import compare, indexing, inplace, inplace_shape, linalg, piecewise, seti
 from . import elementwise as el
 from . import inplace_elementwise as el_
 from . import reductions as red
+from .diagonal import diagonal
 from .histogram import histogram
+from .median import median, nanmedian
 from .softmax import log_softmax, softmax
+from .unsafe_split import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 
 METHODS = {
     "__add__": ar.add,
@@ -41,6 +44,7 @@ METHODS = {
     "outer": linalg.outer,
     "trace": linalg.trace,
     "diag": linalg.diag,
+    "diagonal": diagonal,
     "tril": linalg.tril,
     "triu": linalg.triu,
     "exp": el.exp,
@@ -107,8 +111,11 @@ METHODS = {
     "cumsum": red.cumsum,
     "cumprod": red.cumprod,
     "sort": red.sort,
+    "argsort": red.argsort,
     "topk": red.topk,
     "kthvalue": red.kthvalue,
+    "median": median,
+    "nanmedian": nanmedian,
     "histogram": histogram,
     "reshape": shape.reshape,
     "view": shape.view,
@@ -126,6 +133,9 @@ METHODS = {
     "split": shape.split,
     "split_with_sizes": shape.split_with_sizes,
     "unbind": shape.unbind,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    "unsafe_chunk": unsafe_chunk,
     "select": shape.select,
     "narrow": shape.narrow,
     "__getitem__": shape.getitem,
@@ -207,6 +217,7 @@ METHODS = {
     "equal": compare.equal,
     "isclose": compare.isclose,
     "allclose": compare.allclose,
+    "signbit": compare.signbit,
 }
 
 

@@ -803,3 +803,10 @@ def kthvalue(self, k, dim=None, keepdim=False, axis=None, keepdims=None):
         "self_sym_sizes": self._data.shape,
     }
     return KthvalueResult(record(KthvalueBackward0, data, (self,), saved), indices)
+
+
+def argsort(self, dim=-1, descending=False, stable=False):
+    """The indices that sort self along dim (sort's indices; not differentiable)."""
+    if self._data.ndim == 0:
+        return Tensor._make(np.zeros((), np.int64))
+    return Tensor._make(_order(self._data, normalize_dim(dim, self._data.ndim), descending))

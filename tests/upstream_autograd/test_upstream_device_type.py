@@ -20,7 +20,6 @@ def mask_not_all_zeros(torch, shape):
 
 
 class TestAutogradDeviceTypeCPU(Harness):
-    @mini_fails("missing API", "torch.median and torch.nanmedian")
     def test_min_max_median_backprops_to_all_values_cpu(self, torch):
         device = DEVICE
         for f in [torch.min, torch.max, torch.median, torch.nanmedian]:
@@ -374,7 +373,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         x.sum().backward()
         self.assertEqual(root.grad.tolist(), [[1, 2], [1, 1], [1, 1]])
 
-    @mini_fails("missing API", "Tensor.unsafe_split, unsafe_split_with_sizes, unsafe_chunk")
     def test_inplace_on_view_multi_output_unsafe_cpu(self, torch):
         for f in [
             lambda t: t.unsafe_split(1),
@@ -467,7 +465,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         (c * d).sum().backward()
         self.assertEqual(c.grad.stride(), (2, 1))
 
-    @mini_fails("missing API", "torch.isin")
     def test_non_differentiable_ops_cpu(self, torch):
         x = torch.tensor([[1, 2], [3, 4.0]], requires_grad=True, device=DEVICE)
         out = torch.isin(x, torch.tensor([2, 3], device=DEVICE))

@@ -456,7 +456,6 @@ class TestAutograd(Harness):
             y = MyOp.apply(x)
         self.assertFalse(y.requires_grad)
 
-    @mini_fails("missing API", "Tensor.bernoulli")
     def test_indexing(self, torch):
         Variable = torch.autograd.Variable
 

@@ -348,7 +348,6 @@ class TestAutograd(Harness):
         self.assertTrue(torch.autograd.gradcheck(func, [x]))
         self.assertTrue(torch.autograd.gradgradcheck(func, [x]))
 
-    @mini_fails("missing API", "Tensor.diagonal")
     def test_diagonal_expanded_v(self, torch):
         value = torch.rand([])
         v_expanded = torch.tensor(value).expand(10)
