@@ -2,7 +2,7 @@
 PyTorch (the Hessian-vector product against finite differences too).
 
     check_hvp(hvp)                             # 5.2: a Hessian-vector product
-    check_gradient_penalty(gradient_penalty)   # 5.3: the WGAN-GP penalty, both libraries
+    check_gradient_penalty(gradient_penalty)   # 5.3: the one-sided gradient penalty, both libraries
     check_hessian(hessian)                     # 5.4: the full Hessian, row by row
 
 Exercise 5.1 is checked by the build track (course/specs.py).
@@ -133,10 +133,10 @@ def check_hvp(learner_hvp):
     return "your Hv matches PyTorch's hvp and finite differences on 2 problems."
 
 
-# --- 5.3: the WGAN-GP gradient penalty ---------------------------------------------------------
+# --- 5.3: the one-sided gradient penalty ---------------------------------------------------------
 
-PENALTY_START = "the gradient of the scores with respect to x_hat, with its graph kept; one norm per sample; then the mean of (norm - 1) ** 2"
-PENALTY_HINT = "keep the graph of the input gradient (create_graph=True); one norm per sample, (g * g).sum(1).sqrt(); then the mean of (norm - 1) ** 2"
+PENALTY_START = "the gradient of the scores with respect to x_hat, with its graph kept; one norm per sample; the mean of the squared excess of each norm over 1 (none below 1)"
+PENALTY_HINT = "keep the graph of the input gradient (create_graph=True), so that the penalty reaches the weights; take one Euclidean norm per sample, over its features; a norm at or below 1 costs nothing, a norm above 1 costs the square of its excess; average over the samples"
 
 
 def _critic(lib, arrays):
@@ -163,14 +163,20 @@ def _reference_penalty(arrays, x_hat_np):
     x_hat = torch.tensor(x_hat_np, requires_grad=True)
     (g,) = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
     norms = g.pow(2).sum(1).sqrt()
-    penalty = ((norms - 1) ** 2).mean()
+    penalty = ((norms - 1).clamp(min=0) ** 2).mean()
     penalty.backward()
     grads = {n: None if p.grad is None else p.grad.numpy() for n, p in critic.named_parameters()}
     squares = (g.detach().numpy() ** 2).sum(1)  # one per sample
-    batch, squared = (np.sqrt(squares.sum()) - 1) ** 2, ((squares - 1) ** 2).mean()
-    summed = ((np.sqrt(squares) - 1) ** 2).sum()
-    per_feature = ((np.sqrt((g.detach().numpy() ** 2).sum(0)) - 1) ** 2).mean()
+
+    def cost(norm):  # the one-sided cost of each norm
+        return np.maximum(norm - 1, 0) ** 2
+
+    batch, squared = cost(np.sqrt(squares.sum())), cost(squares).mean()
+    summed = cost(np.sqrt(squares)).sum()
+    per_feature = cost(np.sqrt((g.detach().numpy() ** 2).sum(0))).mean()
+    two_sided = ((np.sqrt(squares) - 1) ** 2).mean()
     variants = {
+        "the two-sided penalty of the chapter (WGAN-GP), which also charges the norms below 1: here a norm at or below 1 costs nothing, only the excess above 1 is squared": two_sided,
         "one norm per feature (over the batch) instead of one per sample: dimension 0 runs over the samples, dimension 1 over the features of one sample, and each sample's gradient gets its own norm": per_feature,
         "one norm for the whole batch instead of one per sample: sum over dim 1 only": batch,
         "the squared norm instead of the norm: take .sqrt() of the sum of squares": squared,
@@ -183,7 +189,13 @@ def _reference_penalty(arrays, x_hat_np):
 def check_gradient_penalty(learner_penalty):
     """Run the learner's gradient_penalty(lib, critic, x_hat) with both libraries; compare."""
     rng = np.random.default_rng(53)
-    arrays = [rng.normal(size=(6, 3)), rng.normal(size=6), rng.normal(size=(1, 6)), np.zeros(1)]
+    # the output weights scaled so that some samples' gradient norms fall below 1, some above
+    arrays = [
+        rng.normal(size=(6, 3)),
+        rng.normal(size=6),
+        0.6 * rng.normal(size=(1, 6)),
+        np.zeros(1),
+    ]
     real, fake, mix = (
         rng.normal(size=(5, 3)),
         rng.normal(1.5, size=(5, 3)),

@@ -40,8 +40,6 @@ EQUIVALENT: list[tuple[str, str, str]] = [
     ("4.4", "`loss = ((features - running_mean) @ w2 - lib.tensor(y_np)).p` at "
      "`(features - running_mean) @ w2 - lib.tensor(y_np)`: operands swapped",
      "the difference is squared: (y - p)**2 is (p - y)**2, and so are its gradients"),
-    ("5.3", "`return ((norm - 1) ** 2).mean()` at `norm - 1`: operands swapped",
-     "the difference is squared: (1 - norm)**2 is (norm - 1)**2"),
     ("5.4", "`rows = [ma.autograd.grad(g[i], x, retain_graph=True)[0] for ` at `0`: constant - 1",
      "autograd.grad of one input returns a one-element tuple, [-1] is [0]; and x is 1-D, so "
      "x.shape[-1] is x.shape[0]"),

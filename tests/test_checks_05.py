@@ -4,6 +4,7 @@ import pytest
 
 import mini_autograd as ma
 from course import checks_05
+from tests.exercise_answers import answer
 
 
 def one_line(capsys):
@@ -81,30 +82,43 @@ def test_hvp_explains_mistakes(capsys, wrong, expected):
 # --- 5.3 ---------------------------------------------------------------------------------------
 
 
-def penalty_solution(lib, critic, x_hat):
-    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
-    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+penalty_solution = answer("05_create_graph", "gradient_penalty")
+
+
+def one_sided(norms):
+    return ((norms - 1).clamp(min=0) ** 2).mean()
 
 
 def penalty_without_create_graph(lib, critic, x_hat):
     (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat)
-    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+    return one_sided((g * g).sum(1).sqrt())
 
 
 def penalty_one_norm_for_the_batch(lib, critic, x_hat):
     (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
-    return ((g * g).sum().sqrt() - 1) ** 2
+    return one_sided((g * g).sum().sqrt())
 
 
 def penalty_one_norm_per_feature(lib, critic, x_hat):
     (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
-    return (((g * g).sum(0).sqrt() - 1) ** 2).mean()
+    return one_sided((g * g).sum(0).sqrt())
+
+
+def penalty_two_sided(lib, critic, x_hat):
+    """The chapter's WGAN-GP penalty, which also charges the norms below 1."""
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+
+
+def penalty_squared_norm(lib, critic, x_hat):
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return one_sided((g * g).sum(1))
 
 
 def penalty_with_backward(lib, critic, x_hat):
     critic(x_hat).sum().backward(create_graph=True)
     g = x_hat.grad
-    return (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+    return one_sided((g * g).sum(1).sqrt())
 
 
 def test_gradient_penalty_accepts_the_solution(capsys):
@@ -122,10 +136,20 @@ def test_gradient_penalty_accepts_the_solution(capsys):
             penalty_one_norm_per_feature,
             "it looks like one norm per feature (over the batch) instead of one per sample",
         ),
+        (penalty_two_sided, "the two-sided penalty of the chapter"),
+        (penalty_squared_norm, "the squared norm instead of the norm"),
         (penalty_with_backward, "filled the critic's .grad"),
         (stub, "Exercise 5.3: not done yet — "),
     ],
-    ids=["no-create-graph", "batch-norm", "per-feature-norm", "backward", "stub"],
+    ids=[
+        "no-create-graph",
+        "batch-norm",
+        "per-feature-norm",
+        "two-sided",
+        "squared-norm",
+        "backward",
+        "stub",
+    ],
 )
 def test_gradient_penalty_explains_mistakes(capsys, wrong, expected):
     assert not checks_05.check_gradient_penalty(wrong)

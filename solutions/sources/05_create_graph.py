@@ -7,7 +7,7 @@
 # |---|---|---|
 # | 5.1 | backward formulas that can be differentiated again | `SigmoidBackward0.apply`, `DivBackward0.apply` in your engine |
 # | 5.2 | a Hessian–vector product with two `autograd.grad` calls | this notebook |
-# | 5.3 | the WGAN-GP gradient penalty, one function for both libraries | this notebook |
+# | 5.3 | the one-sided gradient penalty, one function for both libraries | this notebook |
 # | 5.4 | a full Hessian, built row by row | this notebook |
 # | 5.5 | `autograd.grad` | `grad` in your engine |
 # | 5.6 | capturing the gradients of the inputs | `_Capture`, `_nodes_leading_to` in your engine |
@@ -78,27 +78,30 @@ def hvp(f, x, v):
 check_hvp(hvp)
 
 # %% [markdown]
-# ## Exercise 5.3: the WGAN-GP gradient penalty
+# ## Exercise 5.3: the one-sided gradient penalty
 #
 # A critic maps a batch of inputs `x_hat` of shape `(N, d)` to scores of shape `(N, 1)`. The
-# penalty is the mean over the samples of $(\lVert\nabla_{\hat x_i} D(\hat x_i)\rVert_2 - 1)^2$,
-# and it must be differentiable with respect to the critic's weights.
+# chapter's WGAN-GP penalty pulls every sample's input-gradient norm towards 1, from above and
+# from below. Its one-sided variant (Petzka et al., 2018) asks only that the critic be
+# 1-Lipschitz: a norm at or below 1 costs nothing, and the penalty is the mean over the samples
+# of $\max(0,\ \lVert\nabla_{\hat x_i} D(\hat x_i)\rVert_2 - 1)^2$. It must be differentiable
+# with respect to the critic's weights.
 #
 # Write it once, for either library: `lib` is `mini_autograd` or `torch`. The check calls it
-# with both, on critics that share their weights, and compares the penalty and its gradient
-# for every weight. Three things to get right: `create_graph=True`; one norm per sample (sum
-# the squares over dimension 1); and `lib.autograd.grad`, not `backward`, so that the
-# critic's `.grad` stays untouched.
+# with both, on critics that share their weights (some samples' norms fall below 1, some above),
+# and compares the penalty and its gradient for every weight. What to get right: the graph of
+# the input gradient kept, so the penalty reaches the weights; one norm per sample; no cost
+# below 1; and `lib.autograd.grad`, not `backward`, so that the critic's `.grad` stays
+# untouched.
 
 
 # %%
 def gradient_penalty(lib, critic, x_hat):
-    """mean over samples of (||d critic(x_hat)_i / d x_hat_i|| - 1) ** 2, as a tensor."""
-    ### BEGIN SOLUTION 5.3: WGAN-GP gradient penalty
-    score = critic(x_hat)
-    (g,) = lib.autograd.grad(score.sum(), x_hat, create_graph=True)
-    norm = (g * g).sum(1).sqrt()
-    return ((norm - 1) ** 2).mean()
+    """mean over samples of max(0, ||d critic(x_hat)_i / d x_hat_i|| - 1) ** 2, as a tensor."""
+    ### BEGIN SOLUTION 5.3: the one-sided gradient penalty
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    excess = (g * g).sum(1).sqrt() - 1
+    return (excess.clamp(min=0) ** 2).mean()
     ### END SOLUTION
 
 
