@@ -57,6 +57,19 @@ INFERENCE_SAVED = (
     "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
     "`torch.inference_mode()`."
 )
+
+
+def register_hooks_arguments(saved, hooks):
+    """PyTorch's (pybind11's) TypeError for register_hooks called without two callables."""
+    invoked = ", ".join(repr(x) for x in (saved, *hooks))
+    return (
+        "register_hooks(): incompatible function arguments. The following argument types are "
+        "supported:\n    1. (self: mini_autograd.autograd.SavedTensor, arg0: "
+        "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\n"
+        f"Invoked with: {invoked}"
+    )
+
+
 SAVED_HOOKS_AFTER_FREE = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
     "of the graph are freed when you call .backward() or autograd.grad(). Specify "

@@ -69,16 +69,33 @@ class SavedTensor:
         tensor._version_counter = self._version_counter
         return tensor
 
-    def register_hooks(self, pack_hook, unpack_hook):
-        """From now on keep pack_hook(tensor) instead, and read it back with unpack_hook."""
-        if not (callable(pack_hook) and callable(unpack_hook)):
-            raise TypeError("register_hooks(): incompatible function arguments: two callables")
+    def register_hooks(self, *hooks):
+        """(pack_hook, unpack_hook): keep pack_hook(tensor) instead, read back with unpack_hook."""
+        if len(hooks) != 2 or not all(map(callable, hooks)):
+            raise TypeError(errors.register_hooks_arguments(self, hooks))
+        pack_hook, unpack_hook = hooks
+        if self._graph is None and self._output_type is None:  # a None that save_for_backward got
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden"
+            )
         if self.freed_by is not None:
             raise RuntimeError(errors.SAVED_HOOKS_AFTER_FREE)
         if self._unpack is not None:
             raise RuntimeError(errors.SAVED_HOOKS_TWICE)
         tensor = self._output(None) if self._output_type is not None else self._value
         self._pack(tensor, pack_hook, unpack_hook)
+
+    @property
+    def data(self):
+        """What is kept: the tensor, the pack hook's result, or a saved output detached (None once freed)."""
+        if self._output_type is None or self._unpack is not None or self._value is None:
+            return self._value
+        return self._output(None)
+
+    @property
+    def unpack_hook(self):
+        """The unpack hook that reads this value back (None without hooks)."""
+        return self._unpack
 
     @property
     def is_freed(self):

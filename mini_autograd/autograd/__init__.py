@@ -6,11 +6,13 @@ from . import anomaly_mode, function, functional, graph, profiler
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import gradcheck, gradgradcheck  # the function, as torch.autograd.gradcheck
+from .graph import SavedTensor
 from .profiler import _profiler_enabled, kineto_available  # noqa: F401 (torch.autograd's)
 from .variable import Variable
 
 __all__ = [
     "Function",
+    "SavedTensor",
     "Variable",
     "anomaly_mode",
     "backward",

@@ -69,6 +69,21 @@ class BackwardCFunction(Node):
             self._saved["saved_tensors"], self._cleared = (), True
         return unpacked
 
+    @property
+    def saved_variables(self):
+        """saved_tensors, under its deprecated name."""
+        message = "'saved_variables' is deprecated; use 'saved_tensors'"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
+    @property
+    def _raw_saved_tensors(self):
+        """The SavedTensors of save_for_backward (a None too), e.g. to register_hooks on them."""
+        if self._freed_by is not None:
+            raise RuntimeError(FREED_MESSAGE)
+        saved = self._saved["saved_tensors"] if self._saved else ()
+        return tuple(_saved_none() if s is None else s for s in saved)
+
     def mark_dirty(self, *tensors):
         """Inputs that forward modified in place (they must be returned as outputs)."""
         self._dirty = tensors
@@ -350,6 +365,13 @@ def _saved(ctx, args, raw, outputs, separate):
             )
         saved.append(SavedTensor(t, is_output=t.grad_fn is ctx))
     return tuple(saved)
+
+
+def _saved_none():
+    """A SavedTensor for a None given to save_for_backward: it holds nothing, takes no hooks."""
+    saved = object.__new__(SavedTensor)
+    saved._value = saved._unpack = saved._graph = saved._output_type = saved.freed_by = None
+    return saved
 
 
 def _shape_dtype(x):

@@ -3,7 +3,7 @@ hooks and the saved-tensor hooks."""
 
 import contextlib
 
-from .. import engine_state, hooks
+from .. import engine_state, hooks, saved
 from ..backward_calls import GradientEdge
 from ..grad_mode import enable_grad
 from ..node import Node
@@ -109,6 +109,18 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         return collect
 
     return _MultiHandle(tuple(t.register_hook(hook_for(i)) for i, t in enumerate(tensors)))
+
+
+class _SavedTensorType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, saved.SavedTensor)
+
+
+class SavedTensor(metaclass=_SavedTensorType):
+    """torch.autograd.SavedTensor: what a node saved (node._raw_saved_*); only autograd makes one."""
+
+    def __init__(self):
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
 
 
 # The message of the innermost `disable_saved_tensors_hooks`, or None when hooks are allowed.

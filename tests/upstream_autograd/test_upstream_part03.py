@@ -591,7 +591,6 @@ class TestAutograd(Harness):
             self.assertFalse(v.volatile)
         self.assertIn("volatile", str(w[0].message))
 
-    @mini_fails("missing API", "ctx.saved_variables")
     def test_saved_variables_deprecated(self, torch):
         class MyFunction(torch.autograd.Function):
             @staticmethod

@@ -533,7 +533,6 @@ class TestAutograd(Harness):
         tmp.sum().backward()
         self.assertEqual(param.grad, 6 * param)
 
-    @mini_fails("missing API", "SavedTensor.data and SavedTensor.unpack_hook")
     def test_get_data_and_hooks_from_raw_saved_variable(self, torch):
         def pack_hook(t):
             return t
@@ -556,7 +555,6 @@ class TestAutograd(Harness):
         self.assertTrue(pow2_sv.data is c)  # a saved input does not
         self.assertIsNone(pow2_sv.unpack_hook)
 
-    @mini_fails("missing API", "torch.autograd.SavedTensor")
     def test_saved_tensor_constructor_forbidden_without_flag(self, torch):
         torch.randn(5, requires_grad=True)
         with self.assertRaisesRegex(
@@ -564,7 +562,6 @@ class TestAutograd(Harness):
         ):
             torch.autograd.SavedTensor()
 
-    @mini_fails("missing API", "node._raw_saved_tensors of a custom Function")
     def test_custom_function_saved_tensors(self, torch):
         def getFn(save=True):
             class MyFn(torch.autograd.Function):
