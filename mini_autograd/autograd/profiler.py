@@ -13,13 +13,14 @@ without the profiler; compare them with each other.
 
 import contextlib
 import enum
-import json
 import sys
 import time
 
 from .. import engine
 from ..ops import methods
+from ..tensor import Tensor
 from .function import Function
+from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, _format_time  # noqa: F401
 
 _recorder = None  # the _Recorder of the profile that records now, if any
 
@@ -43,207 +44,6 @@ class ProfilerActivity(enum.Enum):
     CUDA = 3
     HPU = 4
     PrivateUse1 = 5
-
-
-class FunctionEvent:
-    """One timed call: its name, start and end in microseconds, and the events it made."""
-
-    count = 1
-
-    def __init__(self, name, start_us, cpu_parent):
-        self.name = self.key = name
-        self.time_range = (start_us, start_us)
-        self.cpu_parent = cpu_parent
-        self.cpu_children = []
-
-    @property
-    def cpu_time_total(self):
-        """Microseconds from call to return."""
-        start, end = self.time_range
-        return end - start
-
-    @property
-    def self_cpu_time_total(self):
-        """cpu_time_total without the time of the events it called."""
-        return self.cpu_time_total - sum(child.cpu_time_total for child in self.cpu_children)
-
-    @property
-    def cpu_time(self):
-        """The time of this one call (what FunctionEventAvg averages)."""
-        return self.cpu_time_total
-
-    def __repr__(self):
-        return f"<FunctionEvent name={self.name} cpu_time={self.cpu_time_total:.3f}us>"
-
-
-class FunctionEventAvg:
-    """The events of one name added up: how many, their CPU total and self CPU times."""
-
-    # What torch's table can also sort by, always 0 here: no device, no memory recorded.
-    device_time_total = self_device_time_total = cpu_memory_usage = self_cpu_memory_usage = 0
-
-    def __init__(self):
-        self.key = None
-        self.count = 0
-        self.cpu_time_total = self.self_cpu_time_total = 0.0
-        self.cpu_parent = None
-
-    def add(self, event):
-        """Count one more event (or average) of this key."""
-        if self.key is None:
-            self.key, self.cpu_parent = event.key, event.cpu_parent
-        self.count += event.count
-        self.cpu_time_total += event.cpu_time_total
-        self.self_cpu_time_total += event.self_cpu_time_total
-        return self
-
-    @property
-    def cpu_time(self):
-        """The average time of one call."""
-        return self.cpu_time_total / self.count if self.count else 0.0
-
-    def __repr__(self):
-        return (
-            f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
-            f"cpu_time={_format_time(self.cpu_time_total)} count={self.count}>"
-        )
-
-
-class EventList(list):
-    """The events of a profile, in the order they started (or averages, from key_averages)."""
-
-    def key_averages(
-        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
-    ):
-        """One FunctionEventAvg per event name, in the order the names first appear."""
-        averages = {}
-        for event in self:
-            averages.setdefault(event.key, FunctionEventAvg()).add(event)
-        return EventList(averages.values())
-
-    def total_average(self):
-        """All the events added up into one FunctionEventAvg named "Total"."""
-        total = FunctionEventAvg()
-        for event in self:
-            total.count += event.count
-            total.cpu_time_total += event.cpu_time_total
-            total.self_cpu_time_total += event.self_cpu_time_total
-        total.key = "Total"
-        return total
-
-    @property
-    def self_cpu_time_total(self):
-        """The sum of the events' self CPU times."""
-        return sum(event.self_cpu_time_total for event in self)
-
-    def table(
-        self,
-        sort_by=None,
-        row_limit=100,
-        max_src_column_width=75,
-        max_name_column_width=55,
-        max_shapes_column_width=80,
-        header=None,
-        top_level_events_only=False,
-        time_unit=None,
-    ):
-        """The events as PyTorch's text table, sorted by an attribute (largest first)."""
-        return _table(
-            self,
-            sort_by,
-            row_limit,
-            max_name_column_width,
-            header,
-            top_level_events_only,
-            time_unit,
-        )
-
-    def export_chrome_trace(self, path):
-        """Write the events as a Chrome trace (chrome://tracing, Perfetto)."""
-        trace = [
-            {
-                "name": e.name,
-                "ph": "X",
-                "ts": e.time_range[0],
-                "dur": e.cpu_time_total,
-                "pid": 0,
-                "tid": 0,
-                "cat": "cpu_op",
-            }
-            for e in self
-        ]
-        with open(path, "w") as file:
-            json.dump({"traceEvents": trace}, file)
-
-    def __str__(self):
-        return self.table()
-
-
-def _format_time(time_us, time_unit=None):
-    """PyTorch's way of printing a time given in microseconds: s, ms or us, 3 decimals."""
-    unit = time_unit or ("s" if time_us >= 1e6 else "ms" if time_us >= 1e3 else "us")
-    return f"{time_us / {'s': 1e6, 'ms': 1e3, 'us': 1.0}[unit]:.3f}{unit}"
-
-
-def _format_share(time_us, total_us):
-    return "NaN" if total_us == 0 else f"{time_us * 100.0 / total_us:.2f}%"
-
-
-def _table(events, sort_by, row_limit, max_name_width, header, top_level_only, time_unit):
-    """PyTorch's table layout (torch.autograd.profiler_util._build_table), CPU columns only."""
-    if not events:
-        return ""
-    if sort_by is not None:
-        attribute = sort_by.replace("cuda", "device").replace("xpu", "device")
-        events = sorted(events, key=lambda event: getattr(event, attribute), reverse=True)
-    name_width = max(len(event.key) for event in events) + 4
-    if max_name_width is not None:
-        name_width = min(name_width, max_name_width)
-    widths = [name_width] + [12] * 6
-    row = "".join(f"{{:>{width}}}  " for width in widths)
-    rule = "".join("-" * width + "  " for width in widths)
-    total = sum(event.self_cpu_time_total for event in events)
-    lines = []
-    if header is not None:
-        lines += ["=" * (sum(widths) + 2 * len(widths) - 2), header]
-    if top_level_only:
-        lines += [
-            "=" * (sum(widths) + 2 * len(widths) - 2),
-            "This report only display top-level ops statistics",
-        ]
-    names = [
-        "Name",
-        "Self CPU %",
-        "Self CPU",
-        "CPU total %",
-        "CPU total",
-        "CPU time avg",
-        "# of Calls",
-    ]
-    lines += [rule, row.format(*names), rule]
-    shown = 0
-    for event in events:
-        if shown == row_limit:
-            break
-        if top_level_only and event.cpu_parent is not None:
-            continue
-        shown += 1
-        name = event.key
-        if max_name_width is not None and len(name) >= max_name_width - 3:
-            name = name[: max_name_width - 3] + "..."
-        lines.append(
-            row.format(
-                name,
-                _format_share(event.self_cpu_time_total, total),
-                _format_time(event.self_cpu_time_total, time_unit),
-                _format_share(event.cpu_time_total, total),
-                _format_time(event.cpu_time_total, time_unit),
-                _format_time(event.cpu_time, time_unit),
-                event.count,
-            )
-        )
-    lines += [rule, f"Self CPU time total: {_format_time(total, time_unit)}"]
-    return "".join(line + "\n" for line in lines)
 
 
 def _operation_names():
@@ -272,24 +72,25 @@ _RUN_BACKWARD = engine._run_backward.__code__  # the loop that calls each node
 class _Recorder:
     """Turns the calls of operations into FunctionEvents, while a profile records."""
 
-    def __init__(self):
+    def __init__(self, record_shapes):
         self.names = _operation_names()
+        self.record_shapes = record_shapes
         self.events = EventList()
         self.open = []  # the events whose call has not returned yet, innermost last
 
-    def start(self, name):
+    def start(self, name, input_shapes=None):
         """Open an event named `name`, inside the innermost open one."""
-        parent = self.open[-1] if self.open else None
-        event = FunctionEvent(name, time.perf_counter_ns() / 1e3, parent)
-        if parent is not None:
-            parent.cpu_children.append(event)
+        now = time.perf_counter_ns() / 1e3
+        event = FunctionEvent(len(self.events), name, 0, now, now, input_shapes)
+        if self.open:
+            event.set_cpu_parent(self.open[-1])
+            self.open[-1].append_cpu_child(event)
         self.events.append(event)
         self.open.append(event)
 
     def stop(self):
         """Close the innermost open event."""
-        event = self.open.pop()
-        event.time_range = (event.time_range[0], time.perf_counter_ns() / 1e3)
+        self.open.pop().time_range.end = time.perf_counter_ns() / 1e3
 
     def on_call(self, frame, what, arg):
         """sys.settrace's callback, at each Python call: open an event for an operation's call.
@@ -305,7 +106,7 @@ class _Recorder:
         else:
             return None
         frame.f_trace_lines = False
-        self.start(name)
+        self.start(name, _input_shapes(frame) if self.record_shapes else None)
         return self.on_return
 
     def on_return(self, frame, what, arg):
@@ -314,11 +115,19 @@ class _Recorder:
             self.stop()
 
 
+def _input_shapes(frame):
+    """The shape of each argument of a call, as a list ([] for an argument that is not a tensor)."""
+    code = frame.f_code
+    arguments = [frame.f_locals[name] for name in code.co_varnames[: code.co_argcount]]
+    return [list(a.shape) if isinstance(a, Tensor) else [] for a in arguments]
+
+
 class profile:
     """Context manager: record the operations run inside; then key_averages().table() shows them.
 
     The other arguments are PyTorch's, accepted so that its programs run; mini_autograd records
-    names and CPU times only (no shapes, memory, stacks or FLOPs).
+    names, CPU times and, with record_shapes, the shapes of the arguments (no memory, stacks or
+    FLOPs).
     """
 
     def __init__(
@@ -341,6 +150,7 @@ class profile:
         if use_cuda or use_device not in (None, "cpu"):
             raise RuntimeError("mini_autograd runs on the CPU only: its profiler records the CPU")
         self.enabled = enabled
+        self.record_shapes = record_shapes
         self.function_events = None
         self._recorder = None
 
@@ -359,7 +169,7 @@ class profile:
             raise RuntimeError(
                 "mini_autograd's profiler is already recording (profiles do not nest)"
             )
-        self._recorder = _recorder = _Recorder()
+        self._recorder = _recorder = _Recorder(self.record_shapes)
         self._previous = sys.gettrace()
         sys.settrace(_recorder.on_call)
 
@@ -466,7 +276,7 @@ class TorchProfile(profile):
             raise NotImplementedError(
                 "mini_autograd's profiler has no schedule: it records every step"
             )
-        super().__init__(use_cuda=bool(use_cuda))
+        super().__init__(use_cuda=bool(use_cuda), record_shapes=record_shapes)
         self.on_trace_ready = on_trace_ready
 
     def __exit__(self, *exc):

@@ -80,10 +80,6 @@ class TestAutograd(Harness):
         foo_event = next(event for event in p.function_events if "foo" in event.name)
         self.assertEqual(foo_event.count, 1)
 
-    @mini_fails(
-        "missing API",
-        "torch.autograd.profiler_util; behind it FunctionEvent(id=, node_id=, thread=, start_us=, end_us=)",
-    )
     def test_profiler_aggregation_fake(self, torch):
         util = profiler_util(torch)
         events = util.EventList()
@@ -114,7 +110,6 @@ class TestAutograd(Harness):
             torch.einsum("i->", x)
         self.assertEqual(prof.table(), str(prof))
 
-    @mini_fails("missing API", "torch.autograd.profiler_util; behind it FunctionEvent(id=, ...)")
     def test_profiler_function_event_avg(self, torch):
         util = profiler_util(torch)
         avg = util.FunctionEventAvg()
@@ -129,9 +124,6 @@ class TestAutograd(Harness):
         self.assertEqual(avg.cpu_time, 7.5)
         self.assertEqual(avg.device_time_total, 0)
 
-    @mini_fails(
-        "missing API", "torch.autograd.kineto_available; behind it FunctionEvent.input_shapes"
-    )
     def test_profiler_shapes(self, torch):
         layer1 = torch.nn.Linear(20, 30)
         layer2 = torch.nn.Linear(30, 40)
@@ -148,9 +140,6 @@ class TestAutograd(Harness):
                 found_indices.add(linear_expected_shapes.index(event.input_shapes))
         self.assertEqual(len(found_indices), len(linear_expected_shapes))
 
-    @mini_fails(
-        "missing API", "torch.autograd.kineto_available; behind it table(max_src_column_width=)"
-    )
     def test_profiler_aggregation_lstm(self, torch):
         rnn = torch.nn.LSTM(10, 20, 2)
         total_time_s = 0
