@@ -28,6 +28,7 @@ from .autograd.anomaly_mode import (
     is_anomaly_enabled,
     set_anomaly_enabled,
 )
+from .autograd.variable import TENSOR_METHODS as _variable_methods
 from .backward_calls import TENSOR_METHODS as _backward_methods
 from .conversions import TENSOR_METHODS as _conversion_methods
 from .creation import TENSOR_METHODS as _creation_methods
@@ -128,6 +129,7 @@ for _name, _method in {
     **_conversion_methods,
     **_backward_methods,
     **_inference_methods,
+    **_variable_methods,
 }.items():
     setattr(Tensor, _name, _method)
 _install_methods(Tensor)

@@ -1,10 +1,13 @@
 """The autograd API, as in torch.autograd: backward, grad, Function, gradcheck, functional, graph,
 profiler, anomaly detection and the legacy Variable."""
 
+import mini_autograd as torch  # noqa: F401 (torch.autograd.torch is the package, as in PyTorch)
+
 from ..backward_calls import backward, grad
 from . import anomaly_mode, function, functional, graph, profiler
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
+from .grad_mode import is_multithreading_enabled, set_multithreading_enabled
 from .gradcheck import gradcheck, gradgradcheck  # the function, as torch.autograd.gradcheck
 from .graph import SavedTensor
 from .profiler import _profiler_enabled, kineto_available  # noqa: F401 (torch.autograd's)
@@ -22,8 +25,10 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "is_multithreading_enabled",
     "graph",
     "kineto_available",
     "profiler",
     "set_detect_anomaly",
+    "set_multithreading_enabled",
 ]

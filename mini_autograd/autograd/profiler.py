@@ -252,6 +252,27 @@ class record_function(contextlib.ContextDecorator):
         return False
 
 
+class emit_itt:
+    """Context manager: PyTorch marks each operation for Intel's ITT tools (VTune); mini_autograd
+    has no ITT, so nothing is marked."""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.entered = False
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        if self.entered:
+            raise RuntimeError("ITT annotation context manager is not reentrant")
+        self.entered = True
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 class TorchProfile(profile):
     """torch.profiler.profile: the same recording, with torch.profiler's arguments and methods."""
 

@@ -69,3 +69,19 @@ class Variable(metaclass=VariableMeta):
         variable = data.detach()
         variable.requires_grad = bool(requires_grad)
         return variable
+
+
+def _get_volatile(self):
+    """False, with PyTorch's warning: volatile was removed (use no_grad)."""
+    warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+    return False
+
+
+def _set_volatile(self, value):
+    warnings.warn(
+        "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+        stacklevel=2,
+    )
+
+
+TENSOR_METHODS = {"volatile": property(_get_volatile, _set_volatile)}

@@ -181,7 +181,6 @@ class TestAutogradDeviceTypeCPU(Harness):
             self.assertTrue(gradcheck(fn, (cond, x)))
             self.assertTrue(gradgradcheck(fn, (cond, x)))
 
-    @mini_fails("missing API", "torch.autograd.profiler.emit_itt")
     def test_profiler_emit_itt_cpu(self, torch):
         a = torch.tensor([1, 2, 3], dtype=torch.float32, device=DEVICE)
         with torch.autograd.profiler.emit_itt():  # only that it constructs

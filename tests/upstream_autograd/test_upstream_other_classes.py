@@ -9,7 +9,7 @@ from functools import partial
 
 import pytest
 
-from .harness import Harness, mini_fails
+from .harness import Harness
 
 INPLACE_MESSAGE = "variables needed for gradient computation has been modified by an inplace"
 
@@ -191,9 +191,6 @@ class TestMultithreadAutograd(Harness):
             tb_str = "\n".join(traceback.format_tb(sys.exc_info()[2]))
             self.assertTrue('raise ValueError("something")' in tb_str)
 
-    @mini_fails(
-        "missing API", "torch.autograd.set_multithreading_enabled and is_multithreading_enabled"
-    )
     def test_set_multithreading_enabled_as_context_manager_and_function(self, torch):
         autograd = torch.autograd
         with autograd.set_multithreading_enabled(False):

@@ -583,7 +583,6 @@ class TestAutograd(Harness):
         tensor[a != 0] = tensor[a != 0]
         tensor.backward(torch.zeros_like(tensor))
 
-    @mini_fails("missing API", "torch.autograd.torch and Tensor.volatile")
     def test_volatile_deprecated(self, torch):
         v = torch.autograd.torch.randn(3, 3)
         with warnings.catch_warnings(record=True) as w:
