@@ -29,12 +29,16 @@ def conda_packages(path: Path = ROOT / "environment.yml") -> set[str]:
     return {CONDA_TO_PIP.get(name, name) for name in names - CONDA_ONLY}
 
 
+OPTIONAL_EXTRAS = ("bench",)  # the other engines `make bench` measures: `pip install -e ".[bench]"`
+
+
 def pyproject_packages(path: Path = ROOT / "pyproject.toml") -> set[str]:
-    """Every package pyproject.toml depends on, in any extra."""
+    """Every package pyproject.toml depends on, in any extra but the optional ones."""
     project = tomllib.loads(path.read_text("utf-8"))["project"]
     requirements = list(project["dependencies"])
-    for extra in project["optional-dependencies"].values():
-        requirements += extra
+    for name, extra in project["optional-dependencies"].items():
+        if name not in OPTIONAL_EXTRAS:
+            requirements += extra
     return {_name(requirement) for requirement in requirements}
 
 
