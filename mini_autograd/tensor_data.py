@@ -32,10 +32,24 @@ class Size(tuple):
         return Size(item) if isinstance(index, slice) else item
 
 
+# PyTorch's errors for deleting these attributes of a tensor (del x.grad is allowed).
+_UNDELETABLE = {
+    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
+    "requires_grad": "requires_grad must be a bool",
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+}
+
+
 class TensorData:
     """Questions about the array `_data` (shape, dtype...) and its values as Python objects."""
 
     __slots__ = ()
+
+    def __delattr__(self, name):
+        if name in _UNDELETABLE:
+            raise RuntimeError(_UNDELETABLE[name])
+        object.__delattr__(self, name)
 
     @property
     def shape(self):

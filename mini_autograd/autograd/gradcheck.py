@@ -272,3 +272,44 @@ def _as_tuple(x):
     if isinstance(x, list):
         return tuple(x)
     return (x,)
+
+
+def _deprecated(name):
+    warnings.warn(
+        f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are "
+        "deprecating it and it will be removed in a future version of PyTorch. If you have a "
+        "specific use for this or feature request for this to be a stable API, please file us an "
+        "issue at https://github.com/pytorch/pytorch/issues/new",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+def _check_grad_out(name, grad_out):
+    if grad_out != 1.0:  # the argument is only kept for old code
+        raise ValueError(
+            f"Expected grad_out to be 1.0. {name} no longer supports values of grad_out != 1.0."
+        )
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated: the finite-difference Jacobian of fn(inputs)'s first output, one
+    (numel(input), numel(output)) tensor per tensor of target (default: inputs) requiring grad."""
+    _deprecated("get_numerical_jacobian")
+    _check_grad_out("get_numerical_jacobian", grad_out)
+    target = inputs if target is None else target
+    wrt = [t for t in _as_tuple(target) if isinstance(t, Tensor) and t.requires_grad]
+    jacobians = _numerical_jacobians(lambda *xs: fn(xs), inputs, wrt, eps)
+    return tuple(Tensor._make(per_output[0]) for per_output in jacobians)
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """Deprecated: (jacobians, reentrant, sizes_ok, types_ok): backward's Jacobian of output, one
+    (numel(input), numel(output)) tensor per input requiring grad; computed twice, reentrant
+    says whether both agree within nondet_tol."""
+    _deprecated("get_analytical_jacobian")
+    _check_grad_out("get_analytical_jacobian", grad_out)
+    wrt = [t for t in _as_tuple(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    first, second = _analytical_jacobians(wrt, output), _analytical_jacobians(wrt, output)
+    reentrant = all(a.size == 0 or np.abs(a - b).max() <= nondet_tol for a, b in zip(first, second))
+    return tuple(Tensor._make(j) for j in first), reentrant, True, True

@@ -473,7 +473,6 @@ class TestAutograd(Harness):
             ):
                 self.assertTrue(gradcheck(fn2, (a,), fast_mode=fast_mode))
 
-    @mini_fails("missing API", "torch.autograd.gradcheck.get_numerical_jacobian")
     def test_gradcheck_get_numerical_jacobian(self, torch):
         get_numerical_jacobian = gradcheck_module(torch).get_numerical_jacobian
 
@@ -494,7 +493,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(ValueError, "Expected grad_out to be 1.0"):
             get_numerical_jacobian(fn, (a, b), eps=1e-6, grad_out=2.0)
 
-    @mini_fails("missing API", "torch.autograd.gradcheck.get_analytical_jacobian")
     def test_gradcheck_get_analytical_jacobian(self, torch):
         get_analytical_jacobian = gradcheck_module(torch).get_analytical_jacobian
 
