@@ -1,7 +1,7 @@
 """The autograd API, as in torch.autograd: backward, grad, Function, gradcheck, functional, graph,
 profiler, anomaly detection and the legacy Variable."""
 
-import mini_autograd as torch  # noqa: F401 (torch.autograd.torch is the package, as in PyTorch)
+import sys
 
 from ..backward_calls import backward, grad
 from . import anomaly_mode, function, functional, graph, profiler
@@ -32,3 +32,9 @@ __all__ = [
     "set_detect_anomaly",
     "set_multithreading_enabled",
 ]
+
+
+def __getattr__(name):
+    if name == "torch":  # torch.autograd.torch is the package itself, as in PyTorch
+        return sys.modules[__name__.rpartition(".")[0]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,6 +40,10 @@ class BackwardCFunction(Node):
     """The node of a custom Function; it is also the `ctx` its forward and backward receive."""
 
     runs_without_gradients = True  # as in PyTorch, backward runs even if no gradient came
+    # False (set by forward): outputs marked non-differentiable get None, even when other
+    # missing gradients are materialized as zeros
+    _materialize_non_diff_grads = True
+    _non_differentiable_outputs = ()  # their positions among the outputs
 
     def __init__(self, next_functions):
         super().__init__(next_functions)
@@ -105,9 +109,12 @@ class BackwardCFunction(Node):
         """Call the Function's backward with one gradient per output; check what it returns."""
         grads = grads + (None,) * (len(self._output_metadata) - len(grads))
         if self._materialize_grads:
+            kept_none = () if self._materialize_non_diff_grads else self._non_differentiable_outputs
             grads = tuple(
-                Tensor._make(np.zeros(*info)) if g is None and info is not None else g
-                for g, info in zip(grads, self._output_metadata)
+                Tensor._make(np.zeros(*info))
+                if g is None and info is not None and i not in kept_none
+                else g
+                for i, (g, info) in enumerate(zip(grads, self._output_metadata))
             )
         backward = self._user_backward()
         if self._forward_cls.boxed_grads_call:  # backward(ctx, grads) gets one list it may empty
@@ -257,6 +264,10 @@ class Function(metaclass=FunctionMeta):
         if recording:
             ctx._input_metadata = tuple(_shape_dtype(a) for a in args)
             ctx._output_metadata = tuple(_shape_dtype(o) for o in outputs)
+            non_differentiable = ctx._non_differentiable
+            ctx._non_differentiable_outputs = tuple(
+                i for i, o in enumerate(raw) if any(o is n for n in non_differentiable)
+            )
             ctx._saved = {"saved_tensors": _saved(ctx, args, raw, outputs, separate)}
             made = [o for o in outputs if isinstance(o, Tensor) and o._grad_fn is ctx]
             if made:
@@ -302,6 +313,10 @@ def _wrap_outputs(ctx, raw, args, recording):
     for output_nr, out in enumerate(raw):
         if isinstance(out, Tensor):
             out = _wrap_output(ctx, out, output_nr, args, recording)
+            if out._view_base is not None:  # its history, ctx, is up to date with its base
+                out._base_version_at_view = out._view_base._version_counter[0]
+                if out._view_made_in_no_grad is True:  # made inside forward
+                    out._view_made_in_no_grad = "custom_function"
         outputs.append(out)
     for d in dirty:
         d._bump_version()

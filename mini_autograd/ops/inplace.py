@@ -57,6 +57,30 @@ NO_GRAD_VIEW_IN_PLACE = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
 )
+MULTI_OUTPUT_VIEW = (
+    " This view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace operation by "
+    "an out-of-place one."
+)
+CUSTOM_FUNCTION_VIEW = (
+    " This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward associated "
+    "with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
+    "can fix this by cloning the output of the custom Function."
+)
+
+
+def custom_function_view_error(view, what):
+    """PyTorch's error for a view that a custom Function returned, when it or its base changes."""
+    node = view._grad_fn
+    if node is None:
+        start = f"A view was created in no_grad mode and {what} with grad mode enabled."
+    else:
+        name = getattr(node, "_forward_cls", type(node)).__name__
+        start = f"Output {view._output_nr} of {name} is a view and {what}."
+    return RuntimeError(start + CUSTOM_FUNCTION_VIEW)
+
+
 OVERLAPPING_IN_PLACE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
@@ -171,14 +195,15 @@ def _check_inplace_allowed(self, *others):
         return
     if isinstance(self.grad_fn, MULTI_OUTPUT_VIEWS):
         op = self.grad_fn.name().removesuffix("Backward0")
-        raise RuntimeError(
-            f"Output {self._output_nr} of {op} is a view and is being modified inplace. This view "
-            "is the output of a function that returns multiple views. Such functions do not allow "
-            "the output views to be modified inplace. You should replace the inplace operation by "
-            "an out-of-place one."
-        )
+        start = f"Output {self._output_nr} of {op} is a view and is being modified inplace."
+        raise RuntimeError(start + MULTI_OUTPUT_VIEW)
+    if self._view_made_in_no_grad == "multi_output":  # made by split... with no history
+        start = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+        raise RuntimeError(start + MULTI_OUTPUT_VIEW)
     if self._view_made_in_no_grad == "inference_mode":
         raise RuntimeError(inference.VIEW_IN_PLACE)
+    if self._view_made_in_no_grad == "custom_function":
+        raise custom_function_view_error(self, "is being modified inplace")
     if self._view_made_in_no_grad:
         raise RuntimeError(NO_GRAD_VIEW_IN_PLACE)
     if base.grad_fn is None and (self.requires_grad or base.requires_grad):
@@ -220,6 +245,10 @@ def view_history(view):
         return  # no history to remake (it stays out of date, as in PyTorch)
     if view._view_made_in_no_grad == "inference_mode":
         raise RuntimeError(inference.VIEW_CHANGED)
+    if view._view_made_in_no_grad == "custom_function":
+        raise custom_function_view_error(
+            view, "its base or another view of its base has been modified inplace"
+        )
     if view._view_made_in_no_grad:
         raise RuntimeError(NO_GRAD_VIEW_CHANGED)
     view._base_version_at_view = base._version_counter[0]

@@ -730,6 +730,8 @@ def _views_of(self, pieces, node_type, saved, args):
     ]
     for out in outs:
         _mark_view(out, owner)
+        if node is None and out._view_made_in_no_grad is False:
+            out._view_made_in_no_grad = "multi_output"  # refused in place all the same
     return tuple(outs)
 
 

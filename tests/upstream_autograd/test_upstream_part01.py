@@ -134,9 +134,6 @@ class TestAutograd(Harness):
         self.assertIsNone(x.grad)
         self.assertIsNone(torch.autograd.grad(MyFunction.apply(x), x, allow_unused=True)[0])
 
-    @mini_fails(
-        "missing API", "ctx._materialize_non_diff_grads is ignored (zeros come instead of None)"
-    )
     def test_set_materialize_non_diff_grads(self, torch):
         test = self
 
