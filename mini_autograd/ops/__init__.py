@@ -112,6 +112,7 @@ from .reductions import (
     var,
     var_mean,
 )
+from .searchsorted import bucketize, searchsorted
 from .setitem import index_put, index_put_
 from .shape import (
     as_strided,
@@ -133,6 +134,7 @@ from .shape import (
     unsqueeze,
 )
 from .softmax import log_softmax
+from .unique import unique, unique_consecutive
 from .unsafe_split import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 
 # torch.softmax is not exported from here: `softmax` is the name of the submodule ops.softmax
@@ -171,6 +173,7 @@ __all__ = [
     "atan_",
     "avg_pool1d",
     "bmm",
+    "bucketize",
     "cat",
     "ceil",
     "ceil_",
@@ -271,6 +274,7 @@ __all__ = [
     "round_",
     "rsqrt",
     "rsqrt_",
+    "searchsorted",
     "selu",
     "sigmoid",
     "sigmoid_",
@@ -305,6 +309,8 @@ __all__ = [
     "tril",
     "triu",
     "unbind",
+    "unique",
+    "unique_consecutive",
     "unsafe_chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",

@@ -13,6 +13,7 @@ from .diagonal import diagonal
 from .histogram import histogram
 from .median import median, nanmedian
 from .softmax import log_softmax, softmax
+from .unique import unique, unique_consecutive
 from .unsafe_split import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 
 METHODS = {
@@ -133,6 +134,8 @@ METHODS = {
     "split": shape.split,
     "split_with_sizes": shape.split_with_sizes,
     "unbind": shape.unbind,
+    "unique": unique,
+    "unique_consecutive": unique_consecutive,
     "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": unsafe_split_with_sizes,
     "unsafe_chunk": unsafe_chunk,

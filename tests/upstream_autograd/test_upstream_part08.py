@@ -651,7 +651,6 @@ class TestAutograd(Harness):
         foo = MyFn.apply(base, True)
         self.assertEqual(foo.grad_fn.__class__.__name__, "MyFnBackward")
 
-    @mini_fails("missing API", "Tensor.argsort")
     def test_integer_outputs(self, torch):
         inp = torch.rand(4, requires_grad=True)
         for out in (inp.argmax(), inp.argmin(), inp.argsort()):
