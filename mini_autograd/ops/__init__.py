@@ -112,6 +112,7 @@ from .reductions import (
     var,
     var_mean,
 )
+from .scatter_reduce import index_reduce, scatter_reduce
 from .searchsorted import bucketize, searchsorted
 from .setitem import index_put, index_put_
 from .shape import (
@@ -223,6 +224,7 @@ __all__ = [
     "histogram",
     "index_put",
     "index_put_",
+    "index_reduce",
     "index_select",
     "is_floating_point",
     "isin",
@@ -274,6 +276,7 @@ __all__ = [
     "round_",
     "rsqrt",
     "rsqrt_",
+    "scatter_reduce",
     "searchsorted",
     "selu",
     "sigmoid",

@@ -12,6 +12,7 @@ from . import reductions as red
 from .diagonal import diagonal
 from .histogram import histogram
 from .median import median, nanmedian
+from .scatter_reduce import index_reduce, scatter_reduce
 from .softmax import log_softmax, softmax
 from .unique import unique, unique_consecutive
 from .unsafe_split import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
@@ -147,6 +148,8 @@ METHODS = {
     "index_put": setitem.index_put,
     "as_strided": shape.as_strided,
     "gather": indexing.gather,
+    "scatter_reduce": scatter_reduce,
+    "index_reduce": index_reduce,
     "index_select": indexing.index_select,
     "repeat": indexing.repeat,
     "flip": indexing.flip,

@@ -32,7 +32,6 @@ class TestAutogradDeviceTypeCPU(Harness):
                 self.assertEqual(x.grad.sum(), 1.0)
                 self.assertEqual((x.grad == 1 / 3).sum(), 3)
 
-    @mini_fails("missing API", "torch.scatter_reduce and torch.index_reduce")
     def test_scatter_index_reduce_amin_amax_backprops_to_all_values_cpu(self, torch):
         device = DEVICE
         for fn, reduction in product((torch.scatter_reduce, torch.index_reduce), ("amin", "amax")):
@@ -43,7 +42,6 @@ class TestAutogradDeviceTypeCPU(Harness):
                 idx = idx.unsqueeze(-1).expand((2, 3))
             self.assertTrue(torch.autograd.gradcheck(fn, (input, 0, idx, src, reduction)))
 
-    @mini_fails("missing API", "torch.scatter_reduce and torch.index_reduce")
     def test_scatter_index_reduce_prod_gradgrad_error_cpu(self, torch):
         device = DEVICE
         # Two zeros of src scattered to one position: double backward is refused.
