@@ -14,6 +14,7 @@ from .arithmetic import add, div, mul, neg, pow, reciprocal, sub
 from .compare import allclose, eq, equal, ge, gt, isclose, isin, le, lt, ne, signbit
 from .convolution import conv1d, conv2d
 from .diagonal import diagonal
+from .einsum import einsum
 from .elementwise import (
     abs,
     acos,
@@ -203,6 +204,7 @@ __all__ = [
     "diagonal",
     "div",
     "dot",
+    "einsum",
     "eq",
     "equal",
     "erf",

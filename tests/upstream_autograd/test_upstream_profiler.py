@@ -103,7 +103,6 @@ class TestAutograd(Harness):
             [[], [], [], [], [4]],
         )
 
-    @mini_fails("missing API", "torch.autograd.kineto_available; behind it torch.einsum")
     def test_profiler_aggregation_table(self, torch):
         x = torch.randn(1024)
         with profiler(torch).profile(use_kineto=torch.autograd.kineto_available()) as prof:
