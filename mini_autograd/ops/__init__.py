@@ -83,6 +83,7 @@ from .inplace_elementwise import (
     tan_,
     tanh_,
 )
+from .inplace_shape import resize_as_
 from .linalg import addmm, bmm, diag, dot, matmul, mm, mv, outer, trace, tril, triu
 from .median import median, nanmedian
 from .piecewise import clamp, clamp_max, clamp_min, clip, masked_fill, maximum, minimum, where
@@ -274,6 +275,7 @@ __all__ = [
     "relu",
     "relu_",
     "reshape",
+    "resize_as_",
     "round",
     "round_",
     "rsqrt",
@@ -355,9 +357,14 @@ NO_OUT = {
     *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
     *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),
     *("select", "split_with_sizes", "std_mean", "var_mean"),
+    *("argsort", "diagonal", "einsum", "unique", "unique_consecutive"),
+    *("unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"),
 }
 # the name of the first argument, where it is not `input`
-FIRST_ARGUMENT = {"cat": "tensors", "stack": "tensors", "where": "condition"}
+FIRST_ARGUMENT = {
+    **{"cat": "tensors", "stack": "tensors", "where": "condition"},
+    **{"isin": "elements", "searchsorted": "sorted_sequence"},
+}
 
 
 def _out_rule(name):
