@@ -105,6 +105,7 @@ from .ops.softmax import softmax  # the ops package's own softmax is its module 
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .sampling import TENSOR_METHODS as _sampling_methods
 from .sampling import multinomial
+from .serialization import TENSOR_METHODS as _serialization_methods
 from .serialization import load, save
 from .settings import (
     are_deterministic_algorithms_enabled,
@@ -130,6 +131,7 @@ for _name, _method in {
     **_backward_methods,
     **_inference_methods,
     **_variable_methods,
+    **_serialization_methods,
 }.items():
     setattr(Tensor, _name, _method)
 _install_methods(Tensor)

@@ -9,6 +9,7 @@ leaf, and has no .grad; a tensor that appears twice is loaded once.
 """
 
 import contextlib
+import copy
 import os
 import pickle
 
@@ -78,17 +79,45 @@ def _rebuild_tensor(dtype, shape, data, requires_grad, is_parameter):
     return Tensor._make(array, requires_grad)
 
 
+def _reduce_ex(self, protocol):
+    """pickle of a tensor: its dtype, shape, bytes and requires_grad; loaded as a new leaf."""
+    array = self._data
+    state = (array.dtype.name, array.shape, np.ascontiguousarray(array).tobytes())
+    return _rebuild_tensor, (*state, self.requires_grad, isinstance(self, Parameter))
+
+
+_FIELDS = [name for name in Tensor.__slots__ if name != "__weakref__"]
+
+
+def _deepcopy(self, memo):
+    """copy.deepcopy of a leaf: new memory with its values, requires_grad and a copy of .grad."""
+    if not self.is_leaf:
+        raise RuntimeError(DEEPCOPY_NON_LEAF)
+    fresh = Tensor._make(self._data.copy(), self.requires_grad)
+    new = object.__new__(Tensor if self._is_inference else type(self))  # a Parameter stays one
+    for name in _FIELDS:
+        if hasattr(fresh, name):
+            setattr(new, name, getattr(fresh, name))
+    if hasattr(self, "__dict__"):  # a subclass's own attributes
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+    if self._grad is not None:
+        new._grad = copy.deepcopy(self._grad, memo)
+    memo[id(self)] = new
+    return new
+
+
+DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+    "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+)
+TENSOR_METHODS = {"__reduce_ex__": _reduce_ex, "__deepcopy__": _deepcopy}
+
+
 class _TensorPickler(pickle.Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            array = obj._data
-            return _rebuild_tensor, (
-                array.dtype.name,
-                array.shape,
-                np.ascontiguousarray(array).tobytes(),
-                obj.requires_grad,
-                isinstance(obj, Parameter),
-            )
+            return _reduce_ex(obj, pickle.HIGHEST_PROTOCOL)
         return NotImplemented
 
 

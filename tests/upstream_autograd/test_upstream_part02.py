@@ -75,10 +75,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(RuntimeError, "hooks should return None."):
             tensor.sum().backward()
 
-    @mini_fails(
-        "graph structure",
-        "deepcopy of a parameter carries its post-accumulate-grad hooks (torch's copy has none): the copy's backward calls the original's hook",
-    )
     def test_post_accumulate_grad_hook_e2e(self, torch):
         # An optimizer step inside the hook matches the step taken after backward.
         def setup_optim_in_bwd(model):

@@ -821,7 +821,6 @@ class TestAutograd(Harness):
         MyFn.apply(x).sum().backward()
         self.assertEqual(x.grad, torch.ones_like(x))
 
-    @mini_fails("missing API", "pickling a Tensor")
     def test_pickle(self, torch):
         x = torch.randn(10, 10, requires_grad=True)
         y = torch.randn(10, 10, requires_grad=False)
