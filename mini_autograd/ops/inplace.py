@@ -20,6 +20,8 @@ on the view's part of the gradient. The view's own grad_fn becomes AsStridedBack
 reads its part of the base's new history.
 """
 
+import re
+
 import numpy as np
 
 from .. import dtypes, events, inference
@@ -68,6 +70,17 @@ CUSTOM_FUNCTION_VIEW = (
     "with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
     "can fix this by cloning the output of the custom Function."
 )
+
+
+def _view_of_view(view, message):
+    """PyTorch's error for a view made in no_grad (or inference) mode; a view with a history got
+    that mode from the view it was made from, and the message says so."""
+    node = view._grad_fn
+    if node is None:
+        return RuntimeError(message)
+    name = re.sub(r"Backward\d*$", "", node.name())
+    start = f"Output {view._output_nr} of {name} is a view of a view which was created"
+    return RuntimeError(message.replace("A view was created", start, 1))
 
 
 def custom_function_view_error(view, what):
@@ -201,11 +214,11 @@ def _check_inplace_allowed(self, *others):
         start = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
         raise RuntimeError(start + MULTI_OUTPUT_VIEW)
     if self._view_made_in_no_grad == "inference_mode":
-        raise RuntimeError(inference.VIEW_IN_PLACE)
+        raise _view_of_view(self, inference.VIEW_IN_PLACE)
     if self._view_made_in_no_grad == "custom_function":
         raise custom_function_view_error(self, "is being modified inplace")
     if self._view_made_in_no_grad:
-        raise RuntimeError(NO_GRAD_VIEW_IN_PLACE)
+        raise _view_of_view(self, NO_GRAD_VIEW_IN_PLACE)
     if base.grad_fn is None and (self.requires_grad or base.requires_grad):
         raise RuntimeError(VIEW_OF_LEAF_IN_PLACE)
 
@@ -244,13 +257,13 @@ def view_history(view):
     if view._grad_fn is None and not base.requires_grad:
         return  # no history to remake (it stays out of date, as in PyTorch)
     if view._view_made_in_no_grad == "inference_mode":
-        raise RuntimeError(inference.VIEW_CHANGED)
+        raise _view_of_view(view, inference.VIEW_CHANGED)
     if view._view_made_in_no_grad == "custom_function":
         raise custom_function_view_error(
             view, "its base or another view of its base has been modified inplace"
         )
     if view._view_made_in_no_grad:
-        raise RuntimeError(NO_GRAD_VIEW_CHANGED)
+        raise _view_of_view(view, NO_GRAD_VIEW_CHANGED)
     view._base_version_at_view = base._version_counter[0]
     node = as_strided_node(base, *view_geometry(view._data, base._data))
     _set_history(view, node)

@@ -42,6 +42,10 @@ def _view_of(self, data, node_type=None, saved=None, args=None):
     else:
         out = record(node_type, data, (self,), saved, args=args)
     _mark_view(out, self if self._view_base is None else self._view_base)
+    if self._view_base is not None and out._view_made_in_no_grad is False:
+        made_in = self._view_made_in_no_grad
+        if made_in is True or made_in == "inference_mode":  # a view of such a view is one too
+            out._view_made_in_no_grad = made_in
     return out
 
 
