@@ -260,7 +260,10 @@ class TestAutograd(Harness):
                         out.backward(retain_graph=True)
                 out.backward()
 
-    @mini_fails("missing API", "Tensor.data_ptr")
+    @mini_fails(
+        "wrong numbers",
+        "AccumulateGrad always copies the incoming gradient: torch lets a leaf take the buffer when no one else holds it (data_ptr equal)",
+    )
     def test_no_grad_copy(self, torch):
         class MyFunc(torch.autograd.Function):
             static_grad_ptr = None
