@@ -1,7 +1,32 @@
 """`python -m course.mutants --notebooks` on a few fast notebook exercises: every mutant of the
-answer is caught by the exercise's own check cell, or listed as equivalent."""
+answer is caught by the exercise's own check cell, or listed as equivalent.
+
+The harness forks the process it runs in; the runs here start a fresh interpreter for it, so
+that nothing another test changed in this one (a patched node, a seed) reaches the notebooks.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 from course import mutants
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fresh(code):
+    """What `code` prints as JSON on its last line, run in a new interpreter at the root."""
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore::SyntaxWarning", "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_every_notebook_exercise_with_a_check_is_found():
@@ -12,7 +37,14 @@ def test_every_notebook_exercise_with_a_check_is_found():
 
 
 def test_mutants_of_three_notebook_exercises_are_all_caught():
-    table = mutants.run_notebooks(["0.2", "4.2", "5.2"], show=lambda line: None)
+    table = fresh(
+        """
+        import json
+        from course import mutants
+        table = mutants.run_notebooks(["0.2", "4.2", "5.2"], show=lambda line: None)
+        print(json.dumps(table))
+        """
+    )
     assert set(table) == {"0.2", "4.2", "5.2"}
     assert not [row["error"] for row in table.values() if "error" in row]
     assert all(row["caught"] > 0 for row in table.values())
@@ -22,9 +54,13 @@ def test_mutants_of_three_notebook_exercises_are_all_caught():
 
 def test_the_answer_survives_and_a_wrong_one_is_caught():
     """The harness itself: the answer passes its check cell; a wrong power of tanh does not."""
-    exercise = mutants.notebook_exercises(["0.1"])[0]
-    cell = exercise.cells[exercise.region]
-    assert mutants._verdicts(exercise, [cell, cell.replace("** 2", "** 3")]) == [
-        "survived",
-        "caught",
-    ]
+    verdicts = fresh(
+        """
+        import json
+        from course import mutants
+        exercise = mutants.notebook_exercises(["0.1"])[0]
+        cell = exercise.cells[exercise.region]
+        print(json.dumps(mutants._verdicts(exercise, [cell, cell.replace("** 2", "** 3")])))
+        """
+    )
+    assert verdicts == ["survived", "caught"]
