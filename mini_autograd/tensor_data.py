@@ -41,15 +41,32 @@ _UNDELETABLE = {
 }
 
 
+def refuse_deletions(cls):
+    """Give `cls`'s properties data and requires_grad, and a _backward_hooks (None), PyTorch's
+    error on `del`. Deleters, not a __delattr__: a class with its own __delattr__ routes every
+    attribute assignment through Python, which made creating a tensor about three times slower.
+    (`del x._grad_fn` stays possible: _grad_fn is a slot.)"""
+
+    def refuse(name):
+        def delete(self):
+            raise RuntimeError(_UNDELETABLE[name])
+
+        return delete
+
+    cls.data = cls.data.deleter(refuse("data"))
+    cls.requires_grad = cls.requires_grad.deleter(refuse("requires_grad"))
+    cls._backward_hooks = property(lambda self: None, None, refuse("_backward_hooks"))
+
+
 class TensorData:
     """Questions about the array `_data` (shape, dtype...) and its values as Python objects."""
 
     __slots__ = ()
 
-    def __delattr__(self, name):
-        if name in _UNDELETABLE:
-            raise RuntimeError(_UNDELETABLE[name])
-        object.__delattr__(self, name)
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "data" in vars(cls):  # Tensor itself, which defines the properties
+            refuse_deletions(cls)
 
     @property
     def shape(self):
