@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd.optim import adagrad, adam, rmsprop
+from mini_autograd.optim import adadelta, adagrad, adam, rmsprop
 from tests.parity_helpers import error_of
 
 LIBS = (torch, ma)
@@ -47,6 +47,8 @@ CASES = [
         {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.1},
     ),
     ("Adagrad", {"eps": 1e-6, "maximize": True}),
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "eps": 1e-5, "weight_decay": 0.1, "maximize": True}),
 ]
 CASE_IDS = [f"{name} {options}" for name, options in CASES]
 
@@ -134,7 +136,7 @@ def test_steps_state_and_state_dict_match_torch(name, options, dtype):
 @pytest.mark.parametrize(("name", "options"), CASES, ids=CASE_IDS)
 def test_float32_steps_are_torchs_to_the_bit_given_torchs_sqrt(name, options, monkeypatch):
     """Every rounding is torch's but sqrt's: with torch's sqrt, float32 results are identical."""
-    for module in (adam, rmsprop, adagrad):
+    for module in (adam, rmsprop, adagrad, adadelta):
         monkeypatch.setattr(module, "sqrt", lambda x: torch.from_numpy(np.array(x)).sqrt().numpy())
     (mine, _), (theirs, _) = (train(lib, name, options) for lib in (ma, torch))
     for m, t in zip(mine, theirs):
@@ -364,6 +366,8 @@ ERRORS = {
     "Adagrad lr_decay": lambda lib: lib.optim.Adagrad([_p(lib)], lr_decay=-1),
     "Adagrad initial value": lambda lib: lib.optim.Adagrad([_p(lib)], initial_accumulator_value=-1),
     "Adagrad eps": lambda lib: lib.optim.Adagrad([_p(lib)], eps=-1),
+    "Adadelta rho": lambda lib: lib.optim.Adadelta([_p(lib)], rho=1.5),
+    "Adadelta lr": lambda lib: lib.optim.Adadelta([_p(lib)], lr=-1),
     "load: group count": lambda lib: lib.optim.SGD([_p(lib)]).load_state_dict(
         lib.optim.SGD([{"params": [_p(lib)]}, {"params": [_p(lib)]}]).state_dict()
     ),
