@@ -76,16 +76,21 @@ ALPHA = 1e-4  # the demo's L2 regularisation
 # --- torch and mini_autograd: one program for both ---------------------------------------------
 
 
+def tanh_chain(x, w, ops=CHAIN_OPS):
+    """ops alternating multiplications by w and tanh, starting from x (a torch-like tensor)."""
+    y = x
+    for _ in range(ops // 2):
+        y = (y * w).tanh()
+    return y
+
+
 def lib_chain(lib, shape):
     """d(sum of the chain)/dx with a torch-like library."""
     x0, w0 = chain_data(shape)
 
     def run():
-        x, w = lib.tensor(x0, requires_grad=True), lib.tensor(w0)
-        y = x
-        for _ in range(CHAIN_OPS // 2):
-            y = (y * w).tanh()
-        y.sum().backward()
+        x = lib.tensor(x0, requires_grad=True)
+        tanh_chain(x, lib.tensor(w0)).sum().backward()
         return x.grad.numpy()
 
     return run

@@ -36,34 +36,24 @@ RESULTS = Path(__file__).parent / "results" / "latest.md"
 ENGINES = (ma, torch)
 
 
-def _tanh_chain(x, w, ops):
-    """ops alternating multiplications by w and tanh, starting from x."""
-    y = x
-    for _ in range(ops // 2):
-        y = (y * w).tanh()
-    return y
-
-
 def tiny_chain(shape, ops=1500):
     """ops alternating multiplications and tanh on a tiny tensor, forward then backward."""
-    x0 = np.full(shape, 0.5, np.float32)
-    w0 = np.full(shape, 0.999, np.float32)
+    x0, w0 = peers.chain_data(shape)
 
     def run(lib):
         x = lib.tensor(x0, requires_grad=True)
-        _tanh_chain(x, lib.tensor(w0), ops).sum().backward()
+        peers.tanh_chain(x, lib.tensor(w0), ops).sum().backward()
 
     return run
 
 
 def double_backward_chain(shape=(8, 8), ops=200):
     """The tanh chain, its gradient with create_graph=True, then backward through that gradient."""
-    x0 = np.full(shape, 0.5, np.float32)
-    w0 = np.full(shape, 0.999, np.float32)
+    x0, w0 = peers.chain_data(shape)
 
     def run(lib):
         x = lib.tensor(x0, requires_grad=True)
-        y = _tanh_chain(x, lib.tensor(w0), ops).sum()
+        y = peers.tanh_chain(x, lib.tensor(w0), ops).sum()
         (g,) = lib.autograd.grad(y, x, create_graph=True)
         g.sum().backward()
 
