@@ -126,6 +126,12 @@ def call(fn: Callable, *args: Any, where: str = "", explain: Callable | None = N
         ) from None
 
 
+def retained_for_nothing(cut: str, whose: str) -> str:
+    """The words for a retain_graph=True in a loop that needs none: `cut` says what is carried
+    without its graph, `whose` whose graph the flag keeps ("this chunk's")."""
+    return f"the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: {cut}, so no later backward goes back into {whose} graph, and the flag only holds its saved tensors alive longer. Remove it"
+
+
 def freed_graph(error: BaseException) -> bool:
     """Whether ``error`` is the engine's "backward through the graph a second time"."""
     return "backward through the graph a second time" in str(error)

@@ -34,6 +34,7 @@ from course.check import (
     in_place_error,
     losses_of,
     number,
+    retained_for_nothing,
     tensor_note,
     zero_grad_problem,
 )
@@ -333,7 +334,8 @@ def _tbptt_case(train_tbptt, series, window, where):
     problem = first_difference(losses, expected, "chunk", ATOL, RTOL)
     if problem is None and order.retained:
         raise Feedback(
-            f"{where}: the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: each chunk starts from a detached state, so no later backward goes back into this chunk's graph, and the flag only holds its saved tensors alive longer. Remove it"
+            f"{where}: "
+            + retained_for_nothing("each chunk starts from a detached state", "this chunk's")
         )
     if problem is None:
         return tensor_note(result) + data_note(order.data_reads)

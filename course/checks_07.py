@@ -32,6 +32,7 @@ from course.check import (
     in_place_error,
     load_torch,
     number,
+    retained_for_nothing,
     tensor_note,
     zero_grad_problem,
 )
@@ -289,7 +290,7 @@ def _learner_run(lib, train_chunk, vocab, chunks, expected=None, expected_states
         attached = _state_advice(k, state, expected_states[k], spy.retained) or attached
     if expected is not None and spy.retained:
         raise Feedback(
-            "the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: each chunk starts from a detached state, so no later backward goes back into this chunk's graph, and the flag only holds its saved tensors alive longer. Remove it"
+            retained_for_nothing("each chunk starts from a detached state", "this chunk's")
         )
     return losses, note + data_note(spy.data_reads), attached
 

@@ -23,6 +23,7 @@ from course.check import (
     first_difference,
     freed_graph,
     losses_of,
+    retained_for_nothing,
     tensor_note,
 )
 
@@ -172,7 +173,7 @@ def check_fixed_loop(train_smooth):
     problem = first_difference(losses, expected, "step", ATOL, RTOL)
     if spy.retained and problem is None:
         raise Feedback(
-            "the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: with the previous prediction detached, no later backward goes back into this step's graph, so the flag only holds its saved tensors alive longer. Remove it"
+            retained_for_nothing("the previous prediction is carried detached", "this step's")
         )
     if spy.retained:
         raise Feedback(
