@@ -515,6 +515,8 @@ ANSWERS_THE_CHAPTERS_PRINT = {"6.2": 5, "6.3": 1, "7.1": 4, "7.2": 3, "7.3": 11,
 def test_the_chapters_print_no_more_of_the_notebook_exercises_answers():
     import json
 
+    from course import mutants
+
     root = engine_file.ROOT
     chapters = []
     for path in sorted((root / "notebooks").glob("*.ipynb")):
@@ -522,14 +524,12 @@ def test_the_chapters_print_no_more_of_the_notebook_exercises_answers():
         chapters.append("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code"))
     found = {}
     for source in sorted((root / "solutions" / "sources").glob("[0-9]*.py")):
-        for match in re.finditer(
-            r"### BEGIN SOLUTION (\d+\.\d+).*?\n(.*?)### END SOLUTION",
-            source.read_text("utf-8"),
-            re.DOTALL,
-        ):
-            lines = {line.strip() for line in match[2].splitlines() if len(line.strip()) >= 20}
-            shown = [line for line in lines if sum(line in chapter for chapter in chapters) == 1]
-            if shown:
-                found[match[1]] = found.get(match[1], 0) + len(shown)
+        text = source.read_text("utf-8").splitlines()
+        for exercise, spans in mutants.regions("\n".join(text)).items():
+            for first, last in spans:  # the marker lines: the answer stands between them
+                lines = {line.strip() for line in text[first : last - 1] if len(line.strip()) >= 20}
+                shown = [line for line in lines if sum(line in c for c in chapters) == 1]
+                if shown:
+                    found[exercise] = found.get(exercise, 0) + len(shown)
     worse = {e: n for e, n in found.items() if n > ANSWERS_THE_CHAPTERS_PRINT.get(e, 0)}
     assert not worse, f"the chapters print more of these answers than before: {worse}"
