@@ -1,5 +1,5 @@
-"""Checks for the exercises of chapter 07, the capstone, against a reference written here and
-against the same function run on PyTorch from the same weights.
+"""Checks for the exercises of chapter 07, the capstone, against the course's version
+(course/capstone.py) and against the same function run on PyTorch from the same weights.
 
     check_chunks(make_chunks)
     check_train_chunk(train_chunk, chars)      # chars: the notebook's vocabulary
@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 import mini_autograd as ma
+from course import capstone
 from course.check import (
     Feedback,
     Spy,
@@ -40,28 +41,7 @@ from course.check import (
 HIDDEN = 8  # the small models the checks train and sample from
 
 
-# --- references ---------------------------------------------------------------------------------
-
-
-def reference_chunks(ids, batch_size, seq_len):
-    """(inputs, targets) pairs, each (seq_len, batch_size); column b reads stream b."""
-    ids = np.asarray(ids)
-    n = (len(ids) - 1) // batch_size
-    inputs = ids[: n * batch_size].reshape(batch_size, n).T
-    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
-    return [
-        (inputs[k : k + seq_len], targets[k : k + seq_len])
-        for k in range(0, n - seq_len + 1, seq_len)
-    ]
-
-
-def _one_hot(lib, ids, vocab):
-    return lib.tensor(np.eye(vocab, dtype=np.float32)[ids])
-
-
-def _loss(lib, logits, y, vocab, reduction="mean"):
-    target = lib.tensor(np.asarray(y).reshape(-1))
-    return lib.nn.functional.cross_entropy(logits.reshape(-1, vocab), target, reduction=reduction)
+# --- the models the checks run ------------------------------------------------------------------
 
 
 def make_model(lib, vocab, hidden=HIDDEN):
@@ -94,51 +74,6 @@ def twin_models(vocab, seed=0, hidden=HIDDEN, scale=1.0):
     return ours, theirs
 
 
-def reference_train_chunk(lib, model, optimizer, x, y, state, vocab, zero_grad=True, carry=True):
-    """One truncated-BPTT step: loss, backward, step; returns (loss, detached final state)."""
-    logits, (h, c) = model(_one_hot(lib, x, vocab), state if carry else None)
-    loss = _loss(lib, logits, y, vocab)
-    if zero_grad:
-        optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item(), (h.detach(), c.detach())
-
-
-def reference_sample(lib, model, prefix, length, temperature, seed, chars, carry=True, first=-1):
-    """prefix + `length` characters: softmax(scores / temperature) in float64, rng.choice; the
-    first from the scores at position `first` of the prefix (the last, unless diagnosing)."""
-    index = {c: i for i, c in enumerate(chars)}
-    vocab = len(chars)
-    rng = np.random.default_rng(seed)
-    generated = []
-    with lib.no_grad():
-        logits, state = model(_one_hot(lib, np.array([[index[c]] for c in prefix]), vocab))
-        for _ in range(length):
-            scores = as_array(logits[-1 if generated else first, 0])
-            if temperature == 0:
-                next_id = int(np.argmax(scores))
-            else:
-                p = np.exp((scores - scores.max()) / temperature)
-                next_id = int(rng.choice(vocab, p=p / p.sum()))
-            generated.append(next_id)
-            logits, state = model(
-                _one_hot(lib, np.array([[next_id]]), vocab), state if carry else None
-            )
-    return prefix + "".join(chars[i] for i in generated)
-
-
-def reference_perplexity(lib, model, chunks, vocab, carry=True):
-    """exp(mean cross-entropy) over every character of every chunk, state carried, no graph."""
-    total, count, state = 0.0, 0, None
-    with lib.no_grad():
-        for x, y in chunks:
-            logits, state = model(_one_hot(lib, x, vocab), state if carry else None)
-            total += _loss(lib, logits, y, vocab, reduction="sum").item()
-            count += np.asarray(y).size
-    return math.exp(total / count)
-
-
 class _Recorder:
     """Wraps a model and counts the calls made while gradient recording was on."""
 
@@ -160,7 +95,7 @@ class _Recorder:
 # --- 7.1 chunks ---------------------------------------------------------------------------------
 
 CHUNK_TODO = "replace the `raise NotImplementedError(...)` line: split the ids into batch_size streams side by side, then cut them into chunks of seq_len rows"
-CHUNK_HINT = "n = (len(ids) - 1) // batch_size characters per stream; inputs = ids[:n*batch_size] reshaped to (batch_size, n) and transposed, targets the same from ids[1:]; chunk k is rows k*seq_len to (k+1)*seq_len; drop a last chunk that is not complete"
+CHUNK_HINT = "lay the text out as batch_size streams side by side, one per column, each keeping one spare character for its last target; then cut the columns into consecutive blocks of seq_len rows; the targets are the same cut of the text, one character on"
 CHUNK_CASES = [(58, 3, 5), (61, 2, 7), (40, 4, 3)]  # the first two leave a partial chunk
 
 
@@ -176,7 +111,7 @@ def check_chunks(make_chunks):
 def _check_one_layout(make_chunks, ids, batch, seq):
     case = f"(a text of {len(ids)} characters, batch_size={batch}, seq_len={seq})"
     got = call(make_chunks, ids, batch, seq)
-    expected = reference_chunks(ids, batch, seq)
+    expected = capstone.make_chunks(ids, batch, seq)
     try:
         got = [(np.asarray(x), np.asarray(y)) for x, y in got]
     except (TypeError, ValueError):
@@ -221,7 +156,7 @@ def _check_one_layout(make_chunks, ids, batch, seq):
 # --- 7.2 the training step ------------------------------------------------------------------------
 
 TRAIN_TODO = "replace the `raise NotImplementedError(...)` line: run the model from `state`, compute the loss, take an optimizer step, and return the loss with a state the next chunk can start from"
-TRAIN_HINT = "logits, (h, c) = model(one_hot(lib, x), state); loss = cross_entropy of logits.reshape(-1, V) against y.reshape(-1); zero_grad, backward, step; return loss.item(), (h.detach(), c.detach())"
+TRAIN_HINT = "run the model from the state you are given and keep the final (h, c) it returns; the loss compares the scores at every position with that position's target; then the optimizer's three steps; hand back the loss as a number, and a state that holds the values of (h, c) without the graph that made them"
 TRAIN_LR = 0.05  # large enough that a missing zero_grad or step shows at once
 
 
@@ -230,7 +165,7 @@ def _reference_run(lib, vocab, chunks, **variant):
     optimizer = lib.optim.Adam(model.parameters(), lr=TRAIN_LR)
     losses, state, states = [], None, []
     for x, y in chunks:
-        loss, state = reference_train_chunk(lib, model, optimizer, x, y, state, vocab, **variant)
+        loss, state = capstone.train_chunk(lib, model, optimizer, x, y, state, **variant)
         losses.append(loss)
         states.append(state)
     return losses, states, model
@@ -241,7 +176,7 @@ def check_train_chunk(train_chunk, chars):
     """Exercise 7.2: train_chunk(lib, model, optimizer, x, y, state) -> (loss, detached state)."""
     torch = load_torch()
     vocab = len(chars)
-    chunks = reference_chunks(np.random.default_rng(11).integers(0, vocab, 46), 3, 5)[:3]
+    chunks = capstone.make_chunks(np.random.default_rng(11).integers(0, vocab, 46), 3, 5)[:3]
     expected, expected_states, _ = _reference_run(ma, vocab, chunks)
     _, notes, attached = _learner_run(ma, train_chunk, vocab, chunks, expected, expected_states)
     torch_losses = _learner_run(torch, train_chunk, vocab, chunks)[0]
@@ -321,7 +256,7 @@ def _runtime_advice(k, error):
     return None
 
 
-TRAIN_VARIANTS = {  # a setting of reference_train_chunk turned off: what its losses mean
+TRAIN_VARIANTS = {  # a flag of capstone.train_chunk turned off: what its losses mean
     "zero_grad": "call optimizer.zero_grad() before loss.backward(), or each step adds the gradients of all earlier chunks",
     "carry": "pass the state you were given to the model, so each chunk continues where the previous one stopped",
 }
@@ -368,7 +303,7 @@ def _state_advice(k, state, expected, kept_graph):
 # --- 7.3 sampling -------------------------------------------------------------------------------
 
 SAMPLE_TODO = "replace the `raise NotImplementedError(...)` line: feed the prefix, then one character at a time, carrying the state, under lib.no_grad()"
-SAMPLE_HINT = "under lib.no_grad(): feed the prefix, then repeat: scores = the last position's logits as float64 numpy; at temperature 0 take np.argmax, else p = softmax(scores / temperature) and rng.choice(V, p=p) with rng = np.random.default_rng(seed); feed the new character with the carried state; return prefix + the new characters"
+SAMPLE_HINT = "everything under lib.no_grad(), with one random generator made once from the seed; read the whole prefix in one call; then each new character comes from the scores at the last position read (the largest at temperature 0, else drawn from the softmax of scores / temperature, in float64) and is fed back with the carried state"
 SAMPLE_CASES = [(0, 0, 12), (1.0, 0, 15), (0.7, 5, 15)]  # temperature, seed, length
 
 
@@ -383,7 +318,7 @@ def check_sample(sample, chars):
     recorder = _Recorder(ours, ma)
     for temperature, seed, length in SAMPLE_CASES:
         got = call(sample, ma, recorder, prefix, length, temperature, seed, explain=_sample_error)
-        want = reference_sample(ma, ours, prefix, length, temperature, seed, chars)
+        want = capstone.sample(ma, ours, prefix, length, temperature, seed, chars=chars)
         _compare_text(got, want, prefix, length, temperature, seed, ours, chars)
     if recorder.recording:
         raise Feedback(
@@ -391,7 +326,7 @@ def check_sample(sample, chars):
         )
     for temperature, seed, length in SAMPLE_CASES:
         got = call(sample, torch, theirs, prefix, length, temperature, seed)
-        want = reference_sample(ma, ours, prefix, length, temperature, seed, chars)
+        want = capstone.sample(ma, ours, prefix, length, temperature, seed, chars=chars)
         if got != want:
             raise Feedback(
                 f"with lib=torch (same weights) the sample is {got!r}, with mini_autograd {want!r}: use `lib.` everywhere, and .numpy() to read the scores."
@@ -419,13 +354,15 @@ def _compare_text(got, want, prefix, length, temperature, seed, model, chars):
     if got == want:
         return
     first = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
-    no_carry = reference_sample(ma, model, prefix, length, temperature, seed, chars, carry=False)
+    no_carry = capstone.sample(
+        ma, model, prefix, length, temperature, seed, chars=chars, carry=False
+    )
     if got == no_carry:
         raise Feedback(
             f"the sample {got!r} is what the model writes when every character starts from a zero state {case}: pass the state from each call to the next."
         )
-    if len(prefix) > 1 and got == reference_sample(
-        ma, model, prefix, length, temperature, seed, chars, first=0
+    if len(prefix) > 1 and got == capstone.sample(
+        ma, model, prefix, length, temperature, seed, chars=chars, first=0
     ):
         raise Feedback(
             f"the sample {got!r} is what the model writes when the first new character is drawn from the scores at the prefix's first position {case}: draw it from the scores at the last position, where the model has read the whole prefix."
@@ -450,14 +387,14 @@ def check_perplexity(perplexity, chars):
     """Exercise 7.4: perplexity(lib, model, chunks) = exp(mean cross-entropy), state carried."""
     torch = load_torch()
     vocab = len(chars)
-    chunks = reference_chunks(np.random.default_rng(4).integers(0, vocab, 121), 4, 6)
+    chunks = capstone.make_chunks(np.random.default_rng(4).integers(0, vocab, 121), 4, 6)
     ours, theirs = twin_models(vocab, seed=6)
     recorder = _Recorder(ours, ma)
-    want = reference_perplexity(ma, ours, chunks, vocab)
+    want = capstone.perplexity(ma, ours, chunks)
     returned = call(perplexity, ma, recorder, chunks)
     got = number(returned, "the perplexity")
     if not np.isclose(got, want, rtol=1e-4):
-        _perplexity_advice(got, want, ours, chunks, vocab)
+        _perplexity_advice(got, want, ours, chunks)
     if recorder.recording:
         raise Feedback(
             f"the value is right, but {recorder.recording} of the model's {recorder.calls} calls recorded a graph: evaluate inside `with lib.no_grad():`."
@@ -473,13 +410,13 @@ def check_perplexity(perplexity, chars):
     )
 
 
-def _perplexity_advice(got, want, model, chunks, vocab):
+def _perplexity_advice(got, want, model, chunks):
     text = f"you get {got:.4f}, expected {want:.4f}"
     if np.isclose(got, math.log(want), rtol=1e-4):
         raise Feedback(
             f"{text}: that is the mean cross-entropy itself; perplexity is its exponential."
         )
-    if np.isclose(got, reference_perplexity(ma, model, chunks, vocab, carry=False), rtol=1e-4):
+    if np.isclose(got, capstone.perplexity(ma, model, chunks, carry=False), rtol=1e-4):
         raise Feedback(
             f"{text}, the value with the state reset at every chunk: carry the state from one chunk to the next, as in training."
         )

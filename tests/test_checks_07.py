@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course import checks_07
+from course import capstone, checks_07
 from tests.exercise_answers import answer
 
 TEXT = (Path(__file__).resolve().parent.parent / "data" / "sonnets.txt").read_text("utf-8")
@@ -457,6 +457,6 @@ def test_reference_sample_is_the_same_on_both_engines():
 
     import mini_autograd as ma
 
-    a = checks_07.reference_sample(ma, ours, "the ", 30, 0.8, 2, CHARS)
-    b = checks_07.reference_sample(torch, theirs, "the ", 30, 0.8, 2, CHARS)
+    a = capstone.sample(ma, ours, "the ", 30, 0.8, 2, chars=CHARS)
+    b = capstone.sample(torch, theirs, "the ", 30, 0.8, 2, chars=CHARS)
     assert a == b

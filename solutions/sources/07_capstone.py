@@ -13,8 +13,9 @@
 #
 # Each check runs your function on small models with `mini_autograd` **and** with PyTorch from
 # the same weights, compares both with a reference, and says in words what differs. At the end
-# one cell puts your pieces together and trains a model. Try each piece before looking back at
-# the chapter; `solutions/07_capstone.ipynb` has the answers.
+# one cell puts your pieces together and trains a model. The chapter ran the course's versions
+# of 7.1 to 7.3 without printing them: what it showed is what each piece must do, not how.
+# `solutions/07_capstone.ipynb` has the answers.
 
 # %% [markdown]
 # The set-up from the chapter: one CPU thread for each engine, the sonnets, the vocabulary,
