@@ -16,7 +16,7 @@
 # | 2.7 | the run loop: buffers, order, hooks | `_run_loop`, `register_hook`, `retain_grad` in your engine |
 # | 2.8 | a leaf's accumulator, and accumulating into `.grad` | `AccumulateGrad` in your engine |
 #
-# About 2 hours; the run loop takes the longest. A check prints one line: `correct ✓`,
+# About 2½ hours; the run loop takes the longest. A check prints one line: `correct ✓`,
 # `not done yet`, or what differs. The chapter, `notebooks/02_backward.ipynb`, explains every
 # idea used here; the answers are in `solutions/`.
 # %%

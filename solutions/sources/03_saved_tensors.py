@@ -11,7 +11,7 @@
 # | 3.4 | saved-tensor hooks that halve the memory | this notebook |
 # | 3.5 | in-place operations and the version check | `_in_place`, `SavedTensor.check_version` in your engine |
 #
-# About 90 minutes. Each check prints one line: `correct ✓`, `not done yet`, or what differs
+# About 75 minutes. Each check prints one line: `correct ✓`, `not done yet`, or what differs
 # and why. Answers: `solutions/03_saved_tensors.ipynb` and `solutions/my_autograd.py`.
 # %%
 import mini_autograd as ma  # noqa: F401 (for your code in 3.4)
