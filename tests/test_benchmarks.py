@@ -5,26 +5,19 @@ when it loads, which must not leak into the other tests.
 """
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from tests.conftest import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(*args, timeout=300):
-    """Run `python args...` at the repository's root; return its stdout (it must succeed)."""
-    done = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def test_bench_quick_writes_every_row(tmp_path):
     output = tmp_path / "latest.md"
-    printed = _run("-m", "benchmarks.run", "--quick", "--repeats", "1", "--output", str(output))
+    printed = run_python(
+        "-m", "benchmarks.run", "--quick", "--repeats", "1", "--output", str(output)
+    )
     written = output.read_text(encoding="utf-8")
     for row in ("tiny-op chain", "double-backward chain", "MLP step", "LSTM fwd+bwd"):
         assert f"| {row}" in written
@@ -57,7 +50,7 @@ def test_course_seconds_runs_notebooks_without_writing_them(tmp_path):
             print(error)
         """
     )
-    assert _run("-c", code).splitlines()[-2:] == [
+    assert run_python("-c", code).splitlines()[-2:] == [
         "1 True",
         "bad.ipynb: ZeroDivisionError: division by zero",
     ]
@@ -65,14 +58,16 @@ def test_course_seconds_runs_notebooks_without_writing_them(tmp_path):
 
 
 def test_profile_prints_both_orders():
-    printed = _run("-m", "benchmarks.profile", "chain1", "--repeats", "1", "--top", "5")
+    printed = run_python("-m", "benchmarks.profile", "chain1", "--repeats", "1", "--top", "5")
     assert "top 5 by tottime" in printed
     assert "top 5 by cumulative" in printed
     assert "backward" in printed
 
 
 def test_compare_runs_both_checkouts_and_tabulates_the_change():
-    printed = _run("-m", "benchmarks.compare", str(ROOT), "chain1", "--rounds", "1", "--runs", "1")
+    printed = run_python(
+        "-m", "benchmarks.compare", str(ROOT), "chain1", "--rounds", "1", "--runs", "1"
+    )
     header, rule, row = printed.strip().splitlines()
     assert header.startswith("| workload |") and rule == "|---|---|---|---|"
     assert row.startswith("| tiny-op chain, 1,500 ops, 1 element |") and row.endswith("% |")

@@ -9,14 +9,6 @@ import mini_autograd as ma
 from course import checks_02
 
 
-def one_line(capsys, exercise_id):
-    out = capsys.readouterr().out
-    lines = out.strip().splitlines()
-    assert len(lines) == 1, out
-    assert lines[0].startswith(f"Exercise {exercise_id}: "), out
-    return lines[0]
-
-
 def stub(*args, **kwargs):
     raise NotImplementedError("Exercise: stub")
 
@@ -58,56 +50,58 @@ CHECKS = [
 
 
 @pytest.mark.parametrize(("exercise_id", "check", "solution"), CHECKS, ids=[c[0] for c in CHECKS])
-def test_solution_is_accepted(capsys, exercise_id, check, solution):
+def test_solution_is_accepted(one_line, exercise_id, check, solution):
     assert check(solution)
-    assert "correct ✓" in one_line(capsys, exercise_id)
+    assert "correct ✓" in one_line(f"Exercise {exercise_id}: ")
 
 
 @pytest.mark.parametrize(("exercise_id", "check", "solution"), CHECKS, ids=[c[0] for c in CHECKS])
-def test_stub_says_not_done_yet(capsys, exercise_id, check, solution):
+def test_stub_says_not_done_yet(one_line, exercise_id, check, solution):
     assert not check(stub)
-    assert one_line(capsys, exercise_id).startswith(f"Exercise {exercise_id}: not done yet — ")
+    assert one_line(f"Exercise {exercise_id}: ").startswith(
+        f"Exercise {exercise_id}: not done yet — "
+    )
 
 
 # --- 2.5: weak gradient checkers ---------------------------------------------------------------
 
 
-def test_gradcheck_that_never_calls_backward(capsys):
+def test_gradcheck_that_never_calls_backward(one_line):
     assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, use_backward=False))
-    line = one_line(capsys, "2.5")
+    line = one_line("Exercise 2.5: ")
     assert "did not notice a wrong backward formula" in line and "input 1" in line
 
 
-def test_gradcheck_in_float32(capsys):
+def test_gradcheck_in_float32(one_line):
     assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, dtype=np.float32))
-    line = one_line(capsys, "2.5")
+    line = one_line("Exercise 2.5: ")
     assert "on the correct function" in line and "input 0" in line
 
 
-def test_gradcheck_one_sided(capsys):
+def test_gradcheck_one_sided(one_line):
     one_sided = lambda fn, *a: gradcheck(fn, *a, eps=1e-4, one_sided=True)  # noqa: E731
     assert not checks_02.check_gradcheck(one_sided)
-    assert "on the correct function" in one_line(capsys, "2.5")
+    assert "on the correct function" in one_line("Exercise 2.5: ")
 
 
-def test_gradcheck_one_sided_with_the_default_eps(capsys):
+def test_gradcheck_one_sided_with_the_default_eps(one_line):
     one_sided = lambda fn, *a: gradcheck(fn, *a, one_sided=True)  # noqa: E731
     assert not checks_02.check_gradcheck(one_sided)
-    line = one_line(capsys, "2.5")
+    line = one_line("Exercise 2.5: ")
     assert "on the correct function" in line and "use the central difference" in line
 
 
 @pytest.mark.parametrize("signed", ["backward - numerical", "numerical - backward"])
-def test_gradcheck_without_the_absolute_value(capsys, signed):
+def test_gradcheck_without_the_absolute_value(one_line, signed):
     no_abs = lambda fn, *a: gradcheck(fn, *a, signed=signed)  # noqa: E731
     assert not checks_02.check_gradcheck(no_abs)
-    line = one_line(capsys, "2.5")
+    line = one_line("Exercise 2.5: ")
     assert "negative gap" in line and "absolute value" in line
 
 
-def test_gradcheck_wrong_return(capsys):
+def test_gradcheck_wrong_return(one_line):
     assert not checks_02.check_gradcheck(lambda fn, *a: True)
-    assert "one number per input" in one_line(capsys, "2.5")
+    assert "one number per input" in one_line("Exercise 2.5: ")
 
 
 def gradcheck_in_the_arrays_dtype(fn, *arrays, eps=1e-6):
@@ -128,10 +122,10 @@ def gradcheck_in_the_arrays_dtype(fn, *arrays, eps=1e-6):
     return gaps
 
 
-def test_gradcheck_in_the_arrays_own_dtype(capsys):
+def test_gradcheck_in_the_arrays_own_dtype(one_line):
     """Given float32 arrays, a checker that does not convert them to float64 reports noise."""
     assert not checks_02.check_gradcheck(gradcheck_in_the_arrays_dtype)
-    line = one_line(capsys, "2.5")
+    line = one_line("Exercise 2.5: ")
     assert "given float32 arrays" in line and "in float64" in line and "rounding" in line
 
 

@@ -9,13 +9,6 @@ from course.checks_03 import check_half_hooks
 pytest.importorskip("torch")
 
 
-def one_line(capsys):
-    """The single line a check printed."""
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
-
-
 def stub(*args):
     raise NotImplementedError("Exercise 3.x: stub")
 
@@ -35,35 +28,35 @@ def unpack_half(packed):
 # --- 3.4 ---------------------------------------------------------------------------------------
 
 
-def test_half_hooks_accept_the_solution(capsys):
+def test_half_hooks_accept_the_solution(one_line):
     assert check_half_hooks(pack_half, unpack_half)
-    line = one_line(capsys)
+    line = one_line()
     assert "Exercise 3.4: correct ✓" in line and "(50%)" in line
 
 
-def test_half_hooks_say_not_done_yet_for_the_stub(capsys):
+def test_half_hooks_say_not_done_yet_for_the_stub(one_line):
     assert not check_half_hooks(stub, stub)
-    assert one_line(capsys).startswith("Exercise 3.4: not done yet — ")
+    assert one_line().startswith("Exercise 3.4: not done yet — ")
 
 
-def test_half_hooks_that_keep_the_tensor_save_nothing(capsys):
+def test_half_hooks_that_keep_the_tensor_save_nothing(one_line):
     assert not check_half_hooks(lambda t: t, lambda packed: packed)
-    assert "pack returned the tensor itself" in one_line(capsys)
+    assert "pack returned the tensor itself" in one_line()
 
 
-def test_half_hooks_that_copy_do_not_halve(capsys):
+def test_half_hooks_that_copy_do_not_halve(one_line):
     assert not check_half_hooks(lambda t: t.detach().clone(), lambda packed: packed)
-    assert "(100%); float16 copies take half" in one_line(capsys)
+    assert "(100%); float16 copies take half" in one_line()
 
 
-def test_half_hooks_must_convert_back(capsys):
+def test_half_hooks_must_convert_back(one_line):
     assert not check_half_hooks(lambda t: t.to(ma.float16), lambda packed: packed)
-    assert "unpack returned a mini_autograd.float16 tensor" in one_line(capsys)
+    assert "unpack returned a mini_autograd.float16 tensor" in one_line()
 
 
-def test_half_hooks_that_crash_are_reported_without_traceback(capsys):
+def test_half_hooks_that_crash_are_reported_without_traceback(one_line):
     assert not check_half_hooks(pack_half, lambda packed: packed.to(ma.float32))
-    assert "your code raised AttributeError" in one_line(capsys)
+    assert "your code raised AttributeError" in one_line()
 
 
 def closure_hooks(token):
@@ -82,14 +75,14 @@ def closure_hooks(token):
 
 
 @pytest.mark.parametrize("token", [lambda key: key, lambda key: None], ids=["number", "None"])
-def test_half_hooks_that_hide_the_tensor_in_a_closure(capsys, token):
+def test_half_hooks_that_hide_the_tensor_in_a_closure(one_line, token):
     pack, unpack = closure_hooks(token)
     assert not check_half_hooks(pack, unpack)
-    line = one_line(capsys)
+    line = one_line()
     assert "closure" in line and "0 bytes" not in line
 
 
-def test_half_hooks_that_store_half_but_unpack_the_hidden_original(capsys):
+def test_half_hooks_that_store_half_but_unpack_the_hidden_original(one_line):
     hidden = []
 
     def pack(t):
@@ -100,15 +93,15 @@ def test_half_hooks_that_store_half_but_unpack_the_hidden_original(capsys):
         return hidden[packed[0]]
 
     assert not check_half_hooks(pack, unpack)
-    line = one_line(capsys)
+    line = one_line()
     assert "unpack" in line and "from what pack returned" in line
 
 
-def test_half_hooks_that_store_other_values(capsys):
+def test_half_hooks_that_store_other_values(one_line):
     assert not check_half_hooks(
         lambda t: (t.dtype, (t * 0).to(ma.float16)), lambda packed: packed[1].to(packed[0])
     )
-    assert "does not hold the saved values" in one_line(capsys)
+    assert "does not hold the saved values" in one_line()
 
 
 @pytest.mark.parametrize(
@@ -116,7 +109,7 @@ def test_half_hooks_that_store_other_values(capsys):
     [lambda t: t.to(ma.float16), lambda t: (t.dtype, t.to(ma.float16))],
     ids=["no-dtype-kept", "dtype-kept-but-unused"],
 )
-def test_half_hooks_that_convert_back_to_float32_fail_on_float64(capsys, pack):
+def test_half_hooks_that_convert_back_to_float32_fail_on_float64(one_line, pack):
     """unpack hard-codes float32: the float32 model passes, the float64 run names the mistake."""
 
     def unpack(packed):
@@ -124,7 +117,7 @@ def test_half_hooks_that_convert_back_to_float32_fail_on_float64(capsys, pack):
         return half.to(ma.float32)
 
     assert not check_half_hooks(pack, unpack)
-    line = one_line(capsys)
+    line = one_line()
     assert "on the model run in float64, unpack converted a saved tensor back to" in line, line
     assert "mini_autograd.float32, but the saved tensor was mini_autograd.float64" in line, line
     assert "Remember the dtype at pack time" in line, line

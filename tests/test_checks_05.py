@@ -7,13 +7,6 @@ from course import checks_05
 from tests.exercise_answers import answer
 
 
-def one_line(capsys):
-    out = capsys.readouterr().out
-    lines = out.strip().splitlines()
-    assert len(lines) == 1, out
-    return lines[0]
-
-
 def stub(*args):
     raise NotImplementedError("Exercise 5.x: stub")
 
@@ -55,9 +48,9 @@ def hvp_tuple(f, x, v):
     return ma.autograd.grad((g * v).sum(), x)
 
 
-def test_hvp_accepts_the_solution(capsys):
+def test_hvp_accepts_the_solution(one_line):
     assert checks_05.check_hvp(hvp_solution)
-    assert "Exercise 5.2: correct ✓" in one_line(capsys)
+    assert "Exercise 5.2: correct ✓" in one_line()
 
 
 @pytest.mark.parametrize(
@@ -72,9 +65,9 @@ def test_hvp_accepts_the_solution(capsys):
     ],
     ids=["no-create-graph", "detached", "data", "gradient-times-v", "tuple", "stub"],
 )
-def test_hvp_explains_mistakes(capsys, wrong, expected):
+def test_hvp_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hvp(wrong)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 5.2: ")
     assert expected in line
 
@@ -121,9 +114,9 @@ def penalty_with_backward(lib, critic, x_hat):
     return one_sided((g * g).sum(1).sqrt())
 
 
-def test_gradient_penalty_accepts_the_solution(capsys):
+def test_gradient_penalty_accepts_the_solution(one_line):
     assert checks_05.check_gradient_penalty(penalty_solution)
-    assert "Exercise 5.3: correct ✓" in one_line(capsys)
+    assert "Exercise 5.3: correct ✓" in one_line()
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
@@ -151,9 +144,9 @@ def test_gradient_penalty_accepts_the_solution(capsys):
         "stub",
     ],
 )
-def test_gradient_penalty_explains_mistakes(capsys, wrong, expected):
+def test_gradient_penalty_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_gradient_penalty(wrong)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 5.3: ")
     assert expected in line
 
@@ -187,9 +180,9 @@ def hessian_returns_gradient(f, x):
     return g
 
 
-def test_hessian_accepts_the_solution(capsys):
+def test_hessian_accepts_the_solution(one_line):
     assert checks_05.check_hessian(hessian_solution)
-    assert "Exercise 5.4: correct ✓" in one_line(capsys)
+    assert "Exercise 5.4: correct ✓" in one_line()
 
 
 @pytest.mark.parametrize(
@@ -203,8 +196,8 @@ def test_hessian_accepts_the_solution(capsys):
     ],
     ids=["no-retain-graph", "no-create-graph", "detached", "gradient", "stub"],
 )
-def test_hessian_explains_mistakes(capsys, wrong, expected):
+def test_hessian_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hessian(wrong)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 5.4: ")
     assert expected in line

@@ -12,18 +12,7 @@ from course.checks_06 import (
     check_regression_loop,
     check_tbptt,
 )
-from tests.exercise_answers import answer
-
-
-def one_line(capsys):
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
-
-
-def not_done(*args):
-    raise NotImplementedError("Exercise 6.x: stub")
-
+from tests.exercise_answers import answer, not_done
 
 # --- 6.1 ---------------------------------------------------------------------------------------
 
@@ -53,21 +42,21 @@ def gru_variant(x, h, w_ih, w_hh, b_ih, b_hh, order="rzn", slip=None, outside=Fa
     return (1 - z) * candidate + z * h
 
 
-def test_gru_step_accepts_the_solution(capsys):
+def test_gru_step_accepts_the_solution(one_line):
     assert check_gru_step(gru_step)
-    assert one_line(capsys).startswith("Exercise 6.1: correct ✓")
+    assert one_line().startswith("Exercise 6.1: correct ✓")
 
 
-def test_gru_step_accepts_the_library_step(capsys):
+def test_gru_step_accepts_the_library_step(one_line):
     from mini_autograd.nn.rnn import gru_step as library_step
 
     assert check_gru_step(library_step)
-    assert "correct" in one_line(capsys)
+    assert "correct" in one_line()
 
 
-def test_gru_step_stub_is_not_done_yet(capsys):
+def test_gru_step_stub_is_not_done_yet(one_line):
     assert not check_gru_step(not_done)
-    assert one_line(capsys).startswith("Exercise 6.1: not done yet — ")
+    assert one_line().startswith("Exercise 6.1: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -93,17 +82,17 @@ def test_gru_step_stub_is_not_done_yet(capsys):
         "tuple",
     ],
 )
-def test_gru_step_explains_mistakes(capsys, kwargs, expected):
+def test_gru_step_explains_mistakes(one_line, kwargs, expected):
     assert not check_gru_step(lambda *args: gru_variant(*args, **kwargs))
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.1: ") and expected in line, line
 
 
-def test_gru_step_wrong_type_and_exception(capsys):
+def test_gru_step_wrong_type_and_exception(one_line):
     assert not check_gru_step(lambda *args: gru_variant(*args).detach().numpy())
-    assert "not a mini_autograd tensor" in one_line(capsys)
+    assert "not a mini_autograd tensor" in one_line()
     assert not check_gru_step(lambda x, h, *w: x @ w[1])
-    assert "your code raised RuntimeError: mat1 and mat2 shapes" in one_line(capsys)
+    assert "your code raised RuntimeError: mat1 and mat2 shapes" in one_line()
 
 
 # --- 6.2 ---------------------------------------------------------------------------------------
@@ -143,10 +132,10 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
 
 
 @pytest.mark.parametrize("variant", ["fixed", "detach-target"])
-def test_regression_accepts_right_fixes(capsys, variant):
+def test_regression_accepts_right_fixes(one_line, variant):
     fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
     assert check_regression_loop(fn)
-    assert one_line(capsys).startswith("Exercise 6.2: correct ✓")
+    assert one_line().startswith("Exercise 6.2: correct ✓")
 
 
 @pytest.mark.parametrize(
@@ -161,23 +150,23 @@ def test_regression_accepts_right_fixes(capsys, variant):
         ("ma-not-lib", "write `lib.` everywhere"),
     ],
 )
-def test_regression_explains_mistakes(capsys, variant, expected):
+def test_regression_explains_mistakes(one_line, variant, expected):
     fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
     assert not check_regression_loop(fn)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.2: ") and expected in line, line
 
 
-def test_regression_notes_tensor_losses(capsys):
+def test_regression_notes_tensor_losses(one_line):
     fn = lambda *args: regression(*args, variant="tensor-losses")  # noqa: E731
     assert check_regression_loop(fn)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.2: correct ✓") and "note: you returned a tensor" in line
 
 
-def test_regression_stub_is_not_done_yet(capsys):
+def test_regression_stub_is_not_done_yet(one_line):
     assert not check_regression_loop(not_done)
-    assert one_line(capsys).startswith("Exercise 6.2: not done yet — ")
+    assert one_line().startswith("Exercise 6.2: not done yet — ")
 
 
 # --- 6.3 ---------------------------------------------------------------------------------------
@@ -224,9 +213,9 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
     return losses
 
 
-def test_tbptt_accepts_the_solution(capsys):
+def test_tbptt_accepts_the_solution(one_line):
     assert check_tbptt(tbptt)
-    assert one_line(capsys).startswith("Exercise 6.3: correct ✓")
+    assert one_line().startswith("Exercise 6.3: correct ✓")
 
 
 @pytest.mark.parametrize(
@@ -243,10 +232,10 @@ def test_tbptt_accepts_the_solution(capsys):
         ("detach-retain", "the losses are right, but a backward keeps its graph"),
     ],
 )
-def test_tbptt_explains_mistakes(capsys, variant, expected):
+def test_tbptt_explains_mistakes(one_line, variant, expected):
     fn = lambda *args: tbptt(*args, variant=variant)  # noqa: E731
     assert not check_tbptt(fn)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.3: window 5: ") and expected in line, line
 
 
@@ -254,16 +243,16 @@ def test_tbptt_explains_mistakes(capsys, variant, expected):
     ("variant", "note"),
     [("data", "reads `.data`"), ("tensor-losses", "you returned a tensor")],
 )
-def test_tbptt_notes_silent_slips(capsys, variant, note):
+def test_tbptt_notes_silent_slips(one_line, variant, note):
     fn = lambda *args: tbptt(*args, variant=variant)  # noqa: E731
     assert check_tbptt(fn)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.3: correct ✓") and note in line, line
 
 
-def test_tbptt_stub_is_not_done_yet(capsys):
+def test_tbptt_stub_is_not_done_yet(one_line):
     assert not check_tbptt(not_done)
-    assert one_line(capsys).startswith("Exercise 6.3: not done yet — ")
+    assert one_line().startswith("Exercise 6.3: not done yet — ")
 
 
 def test_tbptt_on_a_series_the_window_divides():
@@ -275,7 +264,7 @@ def test_tbptt_on_a_series_the_window_divides():
         torch.tensor(series[33:41]).view(8, 1)
 
 
-def test_tbptt_names_one_chunk_too_many(capsys):
+def test_tbptt_names_one_chunk_too_many(one_line):
     def too_many(lib, model, series, window, lr=0.1):
         optimizer = lib.optim.SGD(model.parameters(), lr=lr)
         state, losses = None, []
@@ -293,7 +282,7 @@ def test_tbptt_names_one_chunk_too_many(capsys):
         return losses
 
     assert not check_tbptt(too_many)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.3: window 8 on a series of 40 values: "), line
     assert "trained the 4 chunks the series holds, then started another" in line, line
     assert "needs one value after its inputs" in line, line
@@ -325,11 +314,11 @@ def clip(parameters, max_norm, variant="right"):
     return total
 
 
-def test_clip_accepts_the_solution_and_the_library(capsys):
+def test_clip_accepts_the_solution_and_the_library(one_line):
     assert check_clip_grad_norm(clip)
-    assert one_line(capsys).startswith("Exercise 6.4: correct ✓")
+    assert one_line().startswith("Exercise 6.4: correct ✓")
     assert check_clip_grad_norm(ma.nn.utils.clip_grad_norm_)
-    assert "correct" in one_line(capsys)
+    assert "correct" in one_line()
 
 
 @pytest.mark.parametrize(
@@ -342,10 +331,10 @@ def test_clip_accepts_the_solution_and_the_library(capsys):
         ("replace", "in place"),
     ],
 )
-def test_clip_explains_mistakes(capsys, variant, expected):
+def test_clip_explains_mistakes(one_line, variant, expected):
     fn = lambda ps, m: clip(list(ps), m, variant=variant)  # noqa: E731
     assert not check_clip_grad_norm(fn)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.4: ") and expected in line, line
 
 
@@ -389,15 +378,15 @@ def clip_without_skipping_none(parameters, max_norm):
     ],
     ids=["twice", "none-grad"],
 )
-def test_clip_explains_iteration_mistakes(capsys, fn, expected):
+def test_clip_explains_iteration_mistakes(one_line, fn, expected):
     assert not check_clip_grad_norm(fn)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 6.4: ") and expected in line, line
 
 
-def test_clip_stub_is_not_done_yet(capsys):
+def test_clip_stub_is_not_done_yet(one_line):
     assert not check_clip_grad_norm(not_done)
-    assert one_line(capsys).startswith("Exercise 6.4: not done yet — ")
+    assert one_line().startswith("Exercise 6.4: not done yet — ")
 
 
 def test_the_retain_spy_reads_torch_autograd_grad_arguments_by_name():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from course import capstone, checks_07
-from tests.exercise_answers import answer
+from tests.exercise_answers import answer, not_done
 
 TEXT = (Path(__file__).resolve().parent.parent / "data" / "sonnets.txt").read_text("utf-8")
 CHARS = sorted(set(TEXT.split("\n", 1)[1]))
@@ -25,16 +25,6 @@ def encode(s):
 
 def decode(ids):
     return "".join(CHARS[int(i)] for i in ids)
-
-
-def one_line(capsys):
-    out = capsys.readouterr().out
-    assert out.count("\n") == 1, out
-    return out
-
-
-def not_done(*args, **kwargs):
-    raise NotImplementedError("Exercise 7.k: stub")
 
 
 # --- 7.1 ----------------------------------------------------------------------------------------
@@ -80,14 +70,14 @@ def chunks_range_one_too_far(ids, batch_size, seq_len):
     ]
 
 
-def test_chunks_accepts_the_solution(capsys):
+def test_chunks_accepts_the_solution(one_line):
     assert checks_07.check_chunks(make_chunks)
-    assert "Exercise 7.1: correct ✓" in one_line(capsys)
+    assert "Exercise 7.1: correct ✓" in one_line()
 
 
-def test_chunks_not_done(capsys):
+def test_chunks_not_done(one_line):
     assert not checks_07.check_chunks(not_done)
-    assert one_line(capsys).startswith("Exercise 7.1: not done yet — ")
+    assert one_line().startswith("Exercise 7.1: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -107,9 +97,9 @@ def test_chunks_not_done(capsys):
         "range-one-too-far",
     ],
 )
-def test_chunks_explains_mistakes(capsys, wrong, words):
+def test_chunks_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_chunks(wrong)
-    out = one_line(capsys)
+    out = one_line()
     assert out.startswith("Exercise 7.1: ") and words in out, out
     assert "Traceback" not in out
 
@@ -239,21 +229,21 @@ def train_ma_not_lib(lib, model, optimizer, x, y, state):
     ],
     ids=["zero-grad-after-step", "detach-incoming", "data-state"],
 )
-def test_train_chunk_accepts_other_right_answers(capsys, right, note):
+def test_train_chunk_accepts_other_right_answers(one_line, right, note):
     assert checks_07.check_train_chunk(right, CHARS)
-    out = one_line(capsys)
+    out = one_line()
     assert "Exercise 7.2: correct ✓" in out and note in out, out
     assert note or "note" not in out, out
 
 
-def test_train_chunk_accepts_the_solution(capsys):
+def test_train_chunk_accepts_the_solution(one_line):
     assert checks_07.check_train_chunk(train_chunk, CHARS)
-    assert "Exercise 7.2: correct ✓" in one_line(capsys)
+    assert "Exercise 7.2: correct ✓" in one_line()
 
 
-def test_train_chunk_not_done(capsys):
+def test_train_chunk_not_done(one_line):
     assert not checks_07.check_train_chunk(not_done, CHARS)
-    assert one_line(capsys).startswith("Exercise 7.2: not done yet — ")
+    assert one_line().startswith("Exercise 7.2: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -283,9 +273,9 @@ def test_train_chunk_not_done(capsys):
         "detached-but-retained",
     ],
 )
-def test_train_chunk_explains_mistakes(capsys, wrong, words):
+def test_train_chunk_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_train_chunk(wrong, CHARS)
-    out = one_line(capsys)
+    out = one_line()
     assert out.startswith("Exercise 7.2: ") and words in out, out
 
 
@@ -360,14 +350,14 @@ def sample_from_the_first_position(lib, model, prefix, length, temperature=1.0, 
     return sample(lib, model, prefix, length, temperature, seed, first=0)
 
 
-def test_sample_accepts_the_solution(capsys):
+def test_sample_accepts_the_solution(one_line):
     assert checks_07.check_sample(sample, CHARS)
-    assert "Exercise 7.3: correct ✓" in one_line(capsys)
+    assert "Exercise 7.3: correct ✓" in one_line()
 
 
-def test_sample_not_done(capsys):
+def test_sample_not_done(one_line):
     assert not checks_07.check_sample(not_done, CHARS)
-    assert one_line(capsys).startswith("Exercise 7.3: not done yet — ")
+    assert one_line().startswith("Exercise 7.3: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -391,9 +381,9 @@ def test_sample_not_done(capsys):
         "first-position",
     ],
 )
-def test_sample_explains_mistakes(capsys, wrong, words):
+def test_sample_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_sample(wrong, CHARS)
-    out = one_line(capsys)
+    out = one_line()
     assert out.startswith("Exercise 7.3: ") and words in out, out
 
 
@@ -412,23 +402,23 @@ def perplexity(lib, model, chunks, carry=True, grad=False, exponent=True):
     return math.exp(total / count) if exponent else total / count
 
 
-def test_perplexity_accepts_the_solution(capsys):
+def test_perplexity_accepts_the_solution(one_line):
     assert checks_07.check_perplexity(perplexity, CHARS)
-    assert "Exercise 7.4: correct ✓" in one_line(capsys)
+    assert "Exercise 7.4: correct ✓" in one_line()
 
 
-def test_perplexity_notes_a_tensor(capsys):
+def test_perplexity_notes_a_tensor(one_line):
     def as_tensor(lib, model, chunks):
         return lib.tensor(perplexity(lib, model, chunks))
 
     assert checks_07.check_perplexity(as_tensor, CHARS)
-    out = one_line(capsys)
+    out = one_line()
     assert "Exercise 7.4: correct ✓" in out and "note: you returned a tensor" in out, out
 
 
-def test_perplexity_not_done(capsys):
+def test_perplexity_not_done(one_line):
     assert not checks_07.check_perplexity(not_done, CHARS)
-    assert one_line(capsys).startswith("Exercise 7.4: not done yet — ")
+    assert one_line().startswith("Exercise 7.4: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -442,9 +432,9 @@ def test_perplexity_not_done(capsys):
     ],
     ids=["mean-loss", "state-reset", "records-graph", "raises", "not-a-number"],
 )
-def test_perplexity_explains_mistakes(capsys, wrong, words):
+def test_perplexity_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_perplexity(wrong, CHARS)
-    out = one_line(capsys)
+    out = one_line()
     assert out.startswith("Exercise 7.4: ") and words in out, out
 
 

@@ -11,17 +11,7 @@ from course.checks_08 import (
     reference_loop,
     smoothing_data,
 )
-
-
-def one_line(capsys):
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
-
-
-def not_done(*args):
-    raise NotImplementedError("Exercise 8.x: stub")
-
+from tests.exercise_answers import not_done
 
 # --- 8.1 ---------------------------------------------------------------------------------------
 
@@ -33,9 +23,9 @@ def test_the_doctor_names_previous():
 @pytest.mark.parametrize(
     "answer", ["previous", "`previous`", " previous (its value from the previous iteration) "]
 )
-def test_linking_tensor_accepts_the_doctors_name(capsys, answer):
+def test_linking_tensor_accepts_the_doctors_name(one_line, answer):
     assert check_linking_tensor(lambda: answer)
-    assert one_line(capsys).startswith("Exercise 8.1: correct ✓ — `previous` keeps")
+    assert one_line().startswith("Exercise 8.1: correct ✓ — `previous` keeps")
 
 
 @pytest.mark.parametrize(
@@ -49,18 +39,18 @@ def test_linking_tensor_accepts_the_doctors_name(capsys, answer):
         (42, "return the name as a string, such as 'loss', not int"),
     ],
 )
-def test_linking_tensor_explains_wrong_names(capsys, answer, expected):
+def test_linking_tensor_explains_wrong_names(one_line, answer, expected):
     assert not check_linking_tensor(lambda: answer)
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 8.1: ") and expected in line, line
     assert "correct" not in line
 
 
-def test_linking_tensor_stub_and_exception(capsys):
+def test_linking_tensor_stub_and_exception(one_line):
     assert not check_linking_tensor(not_done)
-    assert one_line(capsys).startswith("Exercise 8.1: not done yet — run the broken loop under")
+    assert one_line().startswith("Exercise 8.1: not done yet — run the broken loop under")
     assert not check_linking_tensor(lambda: 1 / 0)
-    assert one_line(capsys) == "Exercise 8.1: your code raised ZeroDivisionError: division by zero"
+    assert one_line() == "Exercise 8.1: your code raised ZeroDivisionError: division by zero"
 
 
 # --- 8.2 ---------------------------------------------------------------------------------------
@@ -142,16 +132,16 @@ def test_the_reference_is_the_solution_and_the_broken_loop_fails():
 
 
 @pytest.mark.parametrize("variant", ["detach", "detach at use", "detach_", "under no_grad"])
-def test_fixed_loop_accepts_right_fixes(capsys, variant):
+def test_fixed_loop_accepts_right_fixes(one_line, variant):
     assert check_fixed_loop(answer(variant))
-    line = one_line(capsys)
+    line = one_line()
     assert line == (
         "Exercise 8.2: correct ✓ — all 12 steps train with the reference run's losses, and no "
         "backward keeps its graph."
     )
 
 
-def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(capsys):
+def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
     def with_data(xs, ys, model):
         optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
         previous, losses = None, []
@@ -168,9 +158,9 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(capsys):
         return losses
 
     assert check_fixed_loop(with_data)
-    assert "(note: `.data` works here, but `.detach()` is the safe cut" in one_line(capsys)
+    assert "(note: `.data` works here, but `.detach()` is the safe cut" in one_line()
     assert check_fixed_loop(answer("tensor losses"))
-    assert "you returned a tensor where a float is asked" in one_line(capsys)
+    assert "you returned a tensor where a float is asked" in one_line()
 
 
 @pytest.mark.parametrize(
@@ -196,16 +186,16 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(capsys):
         ("too short", "expected 12 losses, one per step, got 11"),
     ],
 )
-def test_fixed_loop_explains_wrong_fixes(capsys, variant, expected):
+def test_fixed_loop_explains_wrong_fixes(one_line, variant, expected):
     assert not check_fixed_loop(answer(variant))
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 8.2: ") and expected in line, line
     assert "correct" not in line and "Traceback" not in line
 
 
-def test_fixed_loop_other_numbers_and_exceptions(capsys):
+def test_fixed_loop_other_numbers_and_exceptions(one_line):
     assert not check_fixed_loop(answer("detach", lr=0.1))
-    line = one_line(capsys)
+    line = one_line()
     assert line.startswith("Exercise 8.2: the loss of step 1 is ")
     assert "keep the loop as it was (model, data, lr, smooth" in line
 
@@ -213,9 +203,9 @@ def test_fixed_loop_other_numbers_and_exceptions(capsys):
         raise ValueError("a planted bug")
 
     assert not check_fixed_loop(planted)
-    assert one_line(capsys) == "Exercise 8.2: your code raised ValueError: a planted bug"
+    assert one_line() == "Exercise 8.2: your code raised ValueError: a planted bug"
     assert not check_fixed_loop(not_done)
-    assert one_line(capsys).startswith("Exercise 8.2: not done yet — copy broken_train")
+    assert one_line().startswith("Exercise 8.2: not done yet — copy broken_train")
 
 
 def test_the_spy_leaves_torch_as_it_was(capsys):

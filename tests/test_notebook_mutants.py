@@ -6,27 +6,19 @@ that nothing another test changed in this one (a patched node, a seed) reaches t
 """
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 from course import mutants
+from tests.conftest import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def fresh(code):
     """What `code` prints as JSON on its last line, run in a new interpreter at the root."""
-    done = subprocess.run(
-        [sys.executable, "-W", "ignore::SyntaxWarning", "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    printed = run_python("-W", "ignore::SyntaxWarning", "-c", textwrap.dedent(code), timeout=600)
+    return json.loads(printed.strip().splitlines()[-1])
 
 
 def test_every_notebook_exercise_with_a_check_is_found():

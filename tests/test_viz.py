@@ -3,15 +3,14 @@
 import base64
 import re
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import mini_autograd as ma
 from mini_autograd import picture_output
 from mini_autograd.viz import backward_steps, draw_graph, side_by_side
+from tests.conftest import run_python
 
 torch = pytest.importorskip("torch")
 LIBS = pytest.mark.parametrize("lib", [ma, torch], ids=["mini_autograd", "torch"])
@@ -50,11 +49,7 @@ def test_dot_is_byte_identical_across_runs():
 
 def test_viz_does_not_import_torch():
     code = "import sys, mini_autograd.viz; print('torch' in sys.modules)"
-    root = Path(__file__).resolve().parents[1]
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
-    )
-    assert result.stdout.strip() == "False"
+    assert run_python("-c", code).strip() == "False"
 
 
 def test_torch_and_mini_autograd_draw_the_same_graph():
