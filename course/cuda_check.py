@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 import mini_autograd as ma
+from course import seeds
 from mini_autograd.memory import saved_bytes
 
 if TYPE_CHECKING:  # nbformat takes seconds to import: only the chapter parts need it
@@ -384,108 +385,35 @@ def check_chapter(path: Path, executed_dir: Path) -> PartResult:
 DIAGNOSIS_START = "\n\nDiagnosis (mini_autograd doctor):\n"
 
 
-def two_losses(device: str, fix: str | None = None) -> list:
-    """Seed 1: two losses on one graph, each with its own backward; `fix` names the mended form."""
-    torch.manual_seed(0)
-    x = torch.randn(1, 4, device=device, requires_grad=True)
-    z = x**2 * 4
-    loss1, loss2 = z.mean(), z.sum()
-    if fix == "sum the losses":
-        (loss1 + loss2).backward()
-    else:
-        loss1.backward(retain_graph=fix == "retain_graph on the first")
-        loss2.backward()
-    return x.grad.tolist()
-
-
-def target_from_input(device: str, fix: str | None = None, epochs: int = 3) -> list:
-    """Seed 2: the target is computed, before the loop, from an input that requires grad."""
-    torch.manual_seed(0)
-    x = torch.randn(100, 1, device=device, requires_grad=fix != "input without grad")
-    noise = torch.randn(100, 1, device=device)
-    with torch.set_grad_enabled(fix != "target under no_grad"):
-        y_train = 1 + 2 * x + 0.3 * noise
-    model = torch.nn.Linear(1, 1).to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses = []
-    for _ in range(epochs):
-        loss = torch.nn.functional.mse_loss(model(x), y_train)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-
-
-class LSTMpred(torch.nn.Module):
-    """The seed's model: it keeps its hidden state in self.hidden, from one call to the next."""
-
-    def __init__(self, input_size: int, hidden_dim: int, device: str):
-        super().__init__()
-        self.hidden_dim, self.device = hidden_dim, device
-        self.lstm = torch.nn.LSTM(input_size, hidden_dim, device=device)
-        self.hidden2out = torch.nn.Linear(hidden_dim, 1, device=device)
-        self.hidden = self.init_hidden()
-
-    def init_hidden(self) -> tuple:
-        """Zeros for (h, c), as the seed makes them (requires_grad=True is not the bug)."""
-        shape = (1, 1, self.hidden_dim)
-        return tuple(torch.zeros(shape, device=self.device, requires_grad=True) for _ in "hc")
-
-    def forward(self, seq):
-        lstm_out, self.hidden = self.lstm(seq.view(len(seq), 1, -1), self.hidden)
-        return self.hidden2out(lstm_out.view(len(seq), -1))
-
-
-def lstm_carried(device: str, fix: str | None = None, epochs: int = 3) -> list:
-    """Seed 3: LSTMpred trained with its hidden state carried from one epoch to the next."""
-    torch.manual_seed(0)
-    model = LSTMpred(1, 4, device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    series = torch.sin(torch.linspace(0, 4 * np.pi, 11, device=device))
-    seq, target = series[:10], series[1:, None]
-    losses = []
-    for _ in range(epochs):
-        if fix == "re-initialise":
-            model.hidden = model.init_hidden()
-        elif fix == "detach":
-            model.hidden = tuple(h.detach() for h in model.hidden)
-        optimizer.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(seq), target)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-
-
 @dataclass
 class Seed:
-    """A seed program, what its diagnosis must say, the start of its best fix, and its fixes."""
+    """A seed program (course/seeds.py), what its diagnosis must say, the start of its best fix."""
 
     program: object
     says: tuple
     best_fix: str
-    fixes: tuple
+
+    @property
+    def fixes(self) -> tuple:
+        """The names of the program's mended forms."""
+        return seeds.FIXES[self.program.__name__]
 
 
 SEEDS = {
     "two losses": Seed(
-        two_losses,
+        seeds.two_losses,
         ("two backward calls over one graph",),
         "add the losses and call backward once",
-        ("sum the losses", "retain_graph on the first"),
     ),
     "target from an input that requires grad": Seed(
-        target_from_input,
+        seeds.target_from_input,
         ("It is `y_train`.", "It is data or a target, not a state"),
         "build it without recording",
-        ("input without grad", "target under no_grad"),
     ),
     "LSTM whose hidden state is carried": Seed(
-        lstm_carried,
+        seeds.lstm_carried,
         ("`model.hidden[0] (its value from the previous iteration)`", "a state carried"),
         "detach it where it is carried over",
-        ("detach", "re-initialise"),
     ),
 }
 
@@ -507,9 +435,9 @@ def best_fix(diagnosis: str) -> str:
 
 def diagnosis_problems(seed: Seed, device: str) -> tuple[list[str], str]:
     """(what is wrong with the doctor's diagnosis of `seed`, the text it raised)."""
-    plain = error_text(seed.program, device)
+    plain = error_text(seed.program, torch, None, device)
     with ma.doctor():
-        text = error_text(seed.program, device)
+        text = error_text(seed.program, torch, None, device)
     if plain is None or text is None:
         return ["the program did not fail"], text or ""
     problems = (
@@ -525,11 +453,11 @@ def diagnosis_problems(seed: Seed, device: str) -> tuple[list[str], str]:
 
 def fix_problems(seed: Seed, fix: str, device: str) -> list[str]:
     """What is wrong when the fixed loop runs under the doctor: an error, a warning, other numbers."""
-    plain = seed.program(device, fix)
+    plain = seed.program(torch, fix, device)
     with warnings.catch_warnings(record=True) as caught, ma.doctor():
         warnings.simplefilter("always")
         try:
-            doctored = seed.program(device, fix)
+            doctored = seed.program(torch, fix, device)
         except RuntimeError as error:
             return [f"fix {fix!r} raised under the doctor: {first_line(error)}"]
     said = [str(w.message) for w in caught if str(w.message).startswith(ma.torch_doctor.TITLE)]

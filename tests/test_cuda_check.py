@@ -15,7 +15,7 @@ import nbformat
 import pytest
 import torch
 
-from course import cuda_check
+from course import cuda_check, seeds
 from mini_autograd.memory import graph_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +208,7 @@ def test_the_doctor_part_passes_on_the_cpu():
 
 
 def test_a_diagnosis_that_misses_its_phrase_is_reported():
-    seed = cuda_check.Seed(cuda_check.two_losses, ("It is `nothing`.",), "detach it", ())
+    seed = cuda_check.Seed(seeds.two_losses, ("It is `nothing`.",), "detach it")
     problems, text = cuda_check.diagnosis_problems(seed, "cpu")
     assert problems == [
         "the diagnosis does not say 'It is `nothing`.'",
