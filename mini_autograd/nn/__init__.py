@@ -25,12 +25,11 @@ from .conv import (
     AvgPool2d,
     Conv1d,
     Conv2d,
-    Dropout2d,
     MaxPool1d,
     MaxPool2d,
 )
 from .embedding import Embedding
-from .layers import Dropout, Flatten, Identity, Linear
+from .layers import Dropout, Dropout2d, Flatten, Identity, Linear
 from .lazy import (
     LazyBatchNorm1d,
     LazyBatchNorm2d,

@@ -6,17 +6,8 @@ from collections import OrderedDict
 from .module import Module, _addindent
 
 
-class Sequential(Module):
-    """Modules applied one after another: Sequential(a, b, c)(x) = c(b(a(x)))."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, module in args[0].items():
-                self.add_module(name, module)
-        else:
-            for index, module in enumerate(args):
-                self.add_module(str(index), module)
+class _ModulesInOrder(Module):
+    """What Sequential and ModuleList share: modules kept in order and reached by position."""
 
     def _key(self, index):
         """The name of the module at position `index` (negative counts from the end)."""
@@ -28,7 +19,7 @@ class Sequential(Module):
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return type(self)(OrderedDict(list(self._modules.items())[index]))
+            return self._of_items(list(self._modules.items())[index])
         return self._modules[self._key(index)]
 
     def __setitem__(self, index, module):
@@ -44,6 +35,22 @@ class Sequential(Module):
         """Add a module at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
+
+
+class Sequential(_ModulesInOrder):
+    """Modules applied one after another: Sequential(a, b, c)(x) = c(b(a(x)))."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(args):
+                self.add_module(str(index), module)
+
+    def _of_items(self, items):
+        return type(self)(OrderedDict(items))
 
     def forward(self, input):
         """Each module's output is the next one's input."""
@@ -52,7 +59,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModulesInOrder):
     """A list of modules whose parameters are registered (for layers built in a loop)."""
 
     def __init__(self, modules=None):
@@ -60,30 +67,8 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _key(self, index):
-        index = operator.index(index)
-        if not -len(self) <= index < len(self):
-            raise IndexError(f"index {index} is out of range")
-        return str(index % len(self))
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return type(self)(list(self._modules.values())[index])
-        return self._modules[self._key(index)]
-
-    def __setitem__(self, index, module):
-        setattr(self, self._key(index), module)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        """Add a module at the end; returns self."""
-        self.add_module(str(len(self)), module)
-        return self
+    def _of_items(self, items):
+        return type(self)([module for _, module in items])
 
     def extend(self, modules):
         """Add modules at the end; returns self."""

@@ -165,13 +165,9 @@ class _MaxPoolNd(Module):
             f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
         )
 
-
-class MaxPool1d(_MaxPoolNd):
-    """out[n, c, i] = max over k of input[n, c, i stride + k dilation - padding]."""
-
     def forward(self, input):
-        """max_pool1d(input) with the layer's settings."""
-        return pooling.max_pool1d(
+        """max_pool1d or max_pool2d of input, with the layer's settings."""
+        return self._pool(
             input,
             self.kernel_size,
             self.stride,
@@ -180,22 +176,18 @@ class MaxPool1d(_MaxPoolNd):
             ceil_mode=self.ceil_mode,
             return_indices=self.return_indices,
         )
+
+
+class MaxPool1d(_MaxPoolNd):
+    """out[n, c, i] = max over k of input[n, c, i stride + k dilation - padding]."""
+
+    _pool = staticmethod(pooling.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     """out[n, c, i, j] = max over k, l of input[n, c, i sh + k dh - ph, j sw + l dw - pw]."""
 
-    def forward(self, input):
-        """max_pool2d(input) with the layer's settings."""
-        return pooling.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _pool = staticmethod(pooling.max_pool2d)
 
 
 class _AvgPoolNd(Module):
@@ -315,20 +307,3 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         keep = default_generator.bernoulli(shape, 1 - p, dtype)
         noise = Tensor._make(keep / dtype.type(1 - p))
     return input.mul_(noise) if inplace else input * noise
-
-
-class Dropout2d(Module):
-    """In training: zero each channel with probability p and scale the rest by 1 / (1 - p); in eval: y = x."""
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        """dropout2d(input, p, training)."""
-        return dropout2d(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"

@@ -75,8 +75,8 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
-    """In training: zero each element with probability p and scale the rest by 1 / (1 - p); in eval: y = x."""
+class _DropoutNd(Module):
+    """Dropout's settings: the probability p of zeroing, and whether it works in place."""
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
@@ -84,9 +84,21 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """In training: zero each element with probability p and scale the rest by 1 / (1 - p); in eval: y = x."""
+
     def forward(self, input):
         """dropout(input, p, training)."""
         return F.dropout(input, self.p, self.training, self.inplace)
 
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
+
+class Dropout2d(_DropoutNd):
+    """In training: zero each channel with probability p and scale the rest by 1 / (1 - p); in eval: y = x."""
+
+    def forward(self, input):
+        """dropout2d(input, p, training)."""
+        return F.dropout2d(input, self.p, self.training, self.inplace)
