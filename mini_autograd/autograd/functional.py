@@ -35,12 +35,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
                 "The vector v can only be None if the user-provided function returns a single "
                 "Tensor with a single element."
             )
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        result = _zeros_for_none(_grad(outputs, inputs, v, create_graph), inputs)
-    return (
-        _unpack(_postprocess(outputs, create_graph), outputs_tuple),
-        _unpack(_postprocess(result, create_graph), inputs_tuple),
-    )
+    product = _product(roots=outputs, inputs=inputs, v=v, like=inputs, create_graph=create_graph)
+    return _results(outputs, outputs_tuple, product, inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -63,12 +59,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         # u^T J is linear in u, so d(u^T J v)/du = J v for any u: zeros will do.
         dummies = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        result = _zeros_for_none(_grad(grad_inputs, dummies, v, create_graph), outputs)
-    return (
-        _unpack(_postprocess(outputs, create_graph), outputs_tuple),
-        _unpack(_postprocess(result, create_graph), outputs_tuple),
+    product = _product(
+        roots=grad_inputs, inputs=dummies, v=v, like=outputs, create_graph=create_graph
     )
+    return _results(outputs, outputs_tuple, product, outputs_tuple, create_graph)
 
 
 def jacobian(
@@ -138,12 +132,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     outputs_tuple, outputs, inputs_tuple, inputs, v, gradient = _first_derivative(
         func, inputs, v, create_graph, strict, "vhp"
     )
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        result = _zeros_for_none(_grad(gradient, inputs, v, create_graph), inputs)
-    return (
-        _unpack(_postprocess(outputs, create_graph), outputs_tuple),
-        _unpack(_postprocess(result, create_graph), inputs_tuple),
-    )
+    product = _product(roots=gradient, inputs=inputs, v=v, like=inputs, create_graph=create_graph)
+    return _results(outputs, outputs_tuple, product, inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -154,12 +144,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         dummies = tuple(zeros_like(x, requires_grad=True) for x in inputs)
         u_h = _grad(gradient, inputs, dummies, create_graph=True)  # u^T H, linear in u
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        result = _zeros_for_none(_grad(u_h, dummies, v, create_graph), inputs)
-    return (
-        _unpack(_postprocess(outputs, create_graph), outputs_tuple),
-        _unpack(_postprocess(result, create_graph), inputs_tuple),
-    )
+    product = _product(roots=u_h, inputs=dummies, v=v, like=inputs, create_graph=create_graph)
+    return _results(outputs, outputs_tuple, product, inputs_tuple, create_graph)
 
 
 def _first_derivative(func, inputs, v, create_graph, strict, name):
@@ -266,3 +252,18 @@ def _unpack(results, was_tuple):
             results = tuple(r[0] for r in results)
         return results if outer else results[0]
     return results if was_tuple else results[0]
+
+
+def _product(roots, inputs, v, like, create_graph):
+    """v^T d(roots)/d(inputs), zeros (shaped as `like`) where a root does not reach an input;
+    recorded when create_graph is on or grad mode was on outside."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        return _zeros_for_none(_grad(roots, inputs, v, create_graph), like)
+
+
+def _results(outputs, outputs_tuple, product, product_tuple, create_graph):
+    """(outputs, product), each detached unless create_graph and unpacked as it was given."""
+    return (
+        _unpack(_postprocess(outputs, create_graph), outputs_tuple),
+        _unpack(_postprocess(product, create_graph), product_tuple),
+    )
