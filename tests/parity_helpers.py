@@ -135,6 +135,26 @@ def outcome(fn, *args, **kwargs):
         return ("raises", type(error).__name__, str(error))
 
 
+def same_on_both(fn, own_names=False):
+    """Run fn(lib) on torch and mini_autograd; assert equal plain-Python results (or errors) and
+    return them. With `own_names`, mini_autograd's name in an error text reads as torch's (its
+    Size and dtypes print so)."""
+    expected, actual = outcome(fn, torch), outcome(fn, ma)
+    if own_names and actual[0] == "raises":
+        actual = (*actual[:2], actual[2].replace("mini_autograd.", "torch."))
+    assert actual == expected
+    return actual
+
+
+def plain(x):
+    """Tensors (and containers of them) as nested lists, rounded, for == comparisons."""
+    if is_tensor(x):
+        return np.round(to_numpy(x), 10).tolist()
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    return x
+
+
 def error_of(fn, *args, **kwargs):
     """(exception type name, message) raised by fn, or None when it does not raise."""
     result = outcome(fn, *args, **kwargs)

@@ -4,40 +4,25 @@ function as many times, save fewer bytes, and raise or warn with the same type a
 Each program `fn(lib)` runs with `lib = torch` and `lib = mini_autograd`.
 """
 
+import functools
 import importlib
 import logging
 import warnings
 
 import numpy as np
 import pytest
-import torch
-from parity_helpers import LIBS, outcome, to_numpy
+from parity_helpers import LIBS, plain, to_numpy
+from parity_helpers import same_on_both as _same_on_both
 
 import mini_autograd as ma
+
+# checkpoint's errors name shapes and dtypes, which mini_autograd prints under its own name
+same_on_both = functools.partial(_same_on_both, own_names=True)
 
 
 def cp(lib):
     """lib.utils.checkpoint."""
     return importlib.import_module(f"{lib.__name__}.utils.checkpoint")
-
-
-def same_on_both(fn):
-    """Run fn(lib) on torch and mini_autograd; assert equal plain-Python results and return them.
-    Texts compare with mini_autograd's own name read as torch's (its Size and dtypes print so)."""
-    expected, actual = outcome(fn, torch), outcome(fn, ma)
-    if actual[0] == "raises":
-        actual = (*actual[:2], actual[2].replace("mini_autograd.", "torch."))
-    assert actual == expected
-    return actual
-
-
-def plain(x):
-    """Tensors (and containers of them) as nested lists, rounded, for == comparisons."""
-    if isinstance(x, (torch.Tensor, ma.Tensor)):
-        return np.round(to_numpy(x), 10).tolist()
-    if isinstance(x, (list, tuple)):
-        return [plain(v) for v in x]
-    return x
 
 
 def leaf(lib, n=4, seed=0):

@@ -14,25 +14,17 @@ import weakref
 import numpy as np
 import pytest
 import torch
-from parity_helpers import FREED_MESSAGE, LIBS, error_of, f64, outcome, to_numpy
+from parity_helpers import (
+    FREED_MESSAGE,
+    LIBS,
+    error_of,
+    f64,
+    outcome,
+    plain,
+    same_on_both,
+)
 
 import mini_autograd as ma
-
-
-def same_on_both(fn):
-    """Run fn(lib) on torch and mini_autograd; assert equal plain-Python results and return them."""
-    expected, actual = outcome(fn, torch), outcome(fn, ma)
-    assert actual == expected
-    return actual
-
-
-def plain(x):
-    """Tensors (and containers of them) as nested lists, rounded, for == comparisons."""
-    if isinstance(x, (torch.Tensor, ma.Tensor)):
-        return np.round(to_numpy(x), 10).tolist()
-    if isinstance(x, (list, tuple)):
-        return [plain(v) for v in x]
-    return x
 
 
 # --- errors: the same type and message as torch ------------------------------------------------
