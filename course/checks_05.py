@@ -123,6 +123,10 @@ def check_hvp(learner_hvp):
                     f"on problem {number} your result equals {name}, not Hv: differentiate once more.",
                     hint=True,
                 )
+        if x.grad is not None:
+            raise Feedback(
+                f"on problem {number} your hvp left a gradient in x.grad: backward() adds into .grad, so every further call would add to it again; take both derivatives with ma.autograd.grad, which returns them and leaves .grad alone."
+            )
         compare(got, expected, f"on problem {number} your Hv differs from PyTorch's")
         finite = (
             _gradient(ma, f, x_np + 1e-5 * v_np) - _gradient(ma, f, x_np - 1e-5 * v_np)
@@ -207,7 +211,8 @@ def check_gradient_penalty(learner_penalty):
         name = lib.__name__
         critic = _critic(lib, arrays)
         x_hat = lib.tensor(x_hat_np, dtype=lib.float64, requires_grad=True)
-        penalty = call(learner_penalty, lib, critic, x_hat)
+        with _grad_calls() as calls:  # what ma.autograd.grad was asked (torch's is not watched)
+            penalty = call(learner_penalty, lib, critic, x_hat)
         if not hasattr(penalty, "detach"):
             raise Feedback(
                 f"with {name} your function returned a {type(penalty).__name__}; return the penalty as a tensor (no .item()), so that it can be backwarded."
@@ -234,8 +239,13 @@ def check_gradient_penalty(learner_penalty):
         except RuntimeError as error:
             if NO_GRAPH not in str(error):
                 raise
+            said = f"with {name} the penalty's value is right, but penalty.backward() says '{str(error).splitlines()[0]}': the penalty does not depend on the weights"
+            if any(calls):
+                raise Feedback(
+                    f"{said}. Your autograd.grad call had create_graph=True, so the input gradient had a graph, but the penalty lost it on the way (.detach(), .data, numpy, or a step under no_grad): keep every step a tensor operation."
+                ) from None
             raise Feedback(
-                f"with {name} the penalty's value is right, but penalty.backward() says '{str(error).splitlines()[0]}': the penalty does not depend on the weights, because the input gradient was computed without create_graph=True."
+                f"{said}, because the input gradient was computed without create_graph=True."
             ) from None
         for pname, p in critic.named_parameters():  # None where the reference has None
             compare(

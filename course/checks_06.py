@@ -298,7 +298,7 @@ def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=Tru
 
 def _tbptt_error(where, error):
     if freed_graph(error):
-        return f"{where}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, and assign it (state = tuple(s.detach() for s in state))"
+        return f"{where}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, and assign the detached tensors back to the name the next chunk reads: detach() returns a new tensor and leaves the old one, graph and all, as it was"
     if in_place_error(error):
         return f"{where}: the in-place error of retain_graph=True plus optimizer.step(): do not retain the old graph, detach the state instead"
     return f"{where}: your code raised {describe_error(error)}"
@@ -422,7 +422,7 @@ def _clip_case(clip_grad_norm, scale, max_norm):
             )
         if _clips_a_list(clip_grad_norm, scale, max_norm):
             raise Feedback(
-                "given a generator (model.parameters() is one), your function changes nothing, though it works on a list: it goes through `parameters` twice, and a generator is empty the second time. Turn it into a list first: parameters = list(parameters)"
+                "given a generator (model.parameters() is one), your function changes nothing, though it works on a list: it goes through `parameters` twice, and a generator is empty the second time. Make it a list before the first pass"
             )
         got = [float(np.linalg.norm(as_array(p.grad))) for p in ours if p.grad is not None]
         if max_norm >= expected:

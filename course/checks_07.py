@@ -248,7 +248,7 @@ def _unpack(result):
 def _runtime_advice(k, error):
     """Words for the errors of a state carried with its graph (None for an unexpected error)."""
     if freed_graph(error):
-        return f"chunk {k + 1}'s backward reached into chunk {k}'s graph, which the previous backward had freed ('Trying to backward through the graph a second time'): return the state detached, (h.detach(), c.detach())."
+        return f"chunk {k + 1}'s backward reached into chunk {k}'s graph, which the previous backward had freed ('Trying to backward through the graph a second time'): return the state detached, its values without the graph that made them."
     if in_place_error(error):
         return f"chunk {k + 1}'s backward went back into chunk {k}'s graph, whose weights the optimizer has since changed in place (the in-place version error): do not keep the graph with retain_graph=True; return the state detached instead."
     if isinstance(error, RuntimeError):
@@ -304,7 +304,7 @@ def _state_advice(k, state, expected, kept_graph):
 
 SAMPLE_TODO = "replace the `raise NotImplementedError(...)` line: feed the prefix, then one character at a time, carrying the state, under lib.no_grad()"
 SAMPLE_HINT = "everything under lib.no_grad(), with one random generator made once from the seed; read the whole prefix in one call; then each new character comes from the scores at the last position read (the largest at temperature 0, else drawn from the softmax of scores / temperature, in float64) and is fed back with the carried state"
-SAMPLE_CASES = [(0, 0, 12), (1.0, 0, 15), (0.7, 5, 15)]  # temperature, seed, length
+SAMPLE_CASES = [(0, 0, 12), (1.0, 0, 15), (0.7, 5, 15), (0.002, 1, 8)]  # temperature, seed, length
 
 
 @checker("7.3", SAMPLE_TODO, SAMPLE_HINT)
@@ -335,7 +335,10 @@ def check_sample(sample, chars):
 
 
 def _sample_error(error):
-    """Words for reading the scores of a model that records: None for another error."""
+    """Words for reading the scores of a model that records, and for a softmax that overflowed:
+    None for another error."""
+    if "NaN" in str(error):
+        return "at temperature 0.002 your probabilities hold NaN: exp(scores / temperature) overflowed to infinity. Subtract the largest score before exp: the softmax does not change, and exp can no longer overflow"
     if "Can't call numpy() on Tensor that requires grad" in str(error):
         return "reading the scores as numbers failed because they are part of a graph: the model recorded every call. Sampling needs no gradient: generate inside `with lib.no_grad():`, so nothing is recorded and the scores can be read"
     return None

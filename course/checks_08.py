@@ -143,7 +143,7 @@ def _source_note(fn):
 
 
 WRONG_FIXES = {  # a wrong fix (a variant of reference_loop): what is wrong with it
-    "re-init": "your losses are those of the loop without its smoothness term: `previous` must bring the previous prediction's values into the next step, only without its graph (`previous = prediction.detach()`). Re-initialising suits iterations that are independent; these are consecutive batches",
+    "re-init": "your losses are those of the loop without its smoothness term: `previous` must bring the previous prediction's values into the next step, only without its graph (detach it where it is carried over). Re-initialising suits iterations that are independent; these are consecutive batches",
     "penalty without grad": "the smoothness term sends no gradient to this step's prediction: detach only the previous step's prediction (`previous`), not the one the current step makes",
     "no zero_grad": "optimizer.zero_grad() is missing, so each backward adds its gradients to the earlier ones: call it before every loss.backward()",
     "no step": "the model never learns: optimizer.step() finds no gradients, or is never called. Call optimizer.zero_grad() before loss.backward() (not between backward and step), and optimizer.step() after it",
@@ -153,9 +153,9 @@ WRONG_FIXES = {  # a wrong fix (a variant of reference_loop): what is wrong with
 def _explain(spy, error):
     """Words for an error of the learner's loop (read with what the spy saw)."""
     if isinstance(error, RuntimeError) and spy.retained:
-        return f"{RETAIN_WORDS}; and optimizer.step() has since changed, in place, the weights that graph saved, hence the in-place error. Carry the previous prediction without its graph instead (`previous = prediction.detach()`)"
+        return f"{RETAIN_WORDS}; and optimizer.step() has since changed, in place, the weights that graph saved, hence the in-place error. Carry the previous prediction without its graph instead (detach it where it is carried over)"
     if freed_graph(error):
-        return "the second step's backward still reaches into the first step's freed graph (through `previous`): carry the previous prediction without its graph, `previous = prediction.detach()` (`clone()` would copy the graph too)"
+        return "the second step's backward still reaches into the first step's freed graph (through `previous`): carry the previous prediction without its graph: detach it where it is carried over (`clone()` would copy the graph too)"
     if "does not require grad" in str(error):
         return "no gradient reaches the parameters any more: cut the graph of the previous prediction only, not of this step's prediction or of the loss"
     return None
@@ -177,7 +177,7 @@ def check_fixed_loop(train_smooth):
         )
     if spy.retained:
         raise Feedback(
-            f"it runs, but {RETAIN_WORDS}: the gradients are not the loop's, and memory and time per step grow with every step (chapter 08, section 8). Carry the previous prediction without its graph instead (`previous = prediction.detach()`)"
+            f"it runs, but {RETAIN_WORDS}: the gradients are not the loop's, and memory and time per step grow with every step (chapter 08, section 8). Carry the previous prediction without its graph instead (detach it where it is carried over)"
         )
     if problem is None:
         return f"all {len(expected)} steps train with the reference run's losses, and no backward keeps its graph.{tensor_note(result)}{_source_note(train_smooth)}"

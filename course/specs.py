@@ -6,6 +6,8 @@ Every program is `program(lib, see)` and runs unchanged on torch and on the lear
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from course.track import Task
@@ -113,6 +115,23 @@ def grad_mode_nesting(lib, see):
 
     see("(x * 2).requires_grad in a function decorated with no_grad", double(x).requires_grad)
 
+    @lib.no_grad()
+    def countdown(n):
+        return x * 2 if n == 0 else countdown(n - 1)
+
+    see("a recursive function decorated with no_grad records nothing", countdown(3).requires_grad)
+    see("grad mode after it returns", lib.is_grad_enabled())
+
+    @lib.no_grad()
+    def fails():
+        raise KeyError("inside")
+
+    try:
+        fails()
+    except KeyError:
+        pass
+    see("grad mode after an error in a function decorated with no_grad", lib.is_grad_enabled())
+
 
 # --- Chapter 02: backward ---------------------------------------------------------------------
 
@@ -204,6 +223,8 @@ def counts_of_shared_leaf(lib, see):
     loss = (x * x + x).sum()
     roots = (node for node in [loss.grad_fn])  # a generator: it can be read only once
     see.counts("the dependency counts", see.engine.compute_dependencies(roots), [loss.grad_fn])
+    twice = see.engine.compute_dependencies([loss.grad_fn, loss.grad_fn])
+    see.counts("the counts when the same root is given twice", twice, [loss.grad_fn])
 
 
 def branches_and_order(lib, see):
@@ -221,10 +242,11 @@ def accumulation(lib, see):
     x = leaf(lib)
     loss = (x * x).sum()
     loss.backward(retain_graph=True)
-    first = x.grad
+    first, memory = x.grad, x.grad.detach()  # memory: a tensor sharing .grad's numbers
     see("x.grad after one backward", x.grad)
     loss.backward()
     see("x.grad after two", x.grad)
+    see("a tensor that shares .grad's memory, after the second backward", memory)
     see("x.grad is still the same tensor", x.grad is first)
     see("x.grad.requires_grad", x.grad.requires_grad)
 
@@ -278,6 +300,11 @@ def what_mul_saves(lib, see):
     see("(x * c).grad_fn._saved_other", (x * c).grad_fn._saved_other)
     see("(x * c).grad_fn._saved_self, not kept", (x * c).grad_fn._saved_self)
     see("(x * w).grad_fn._saved_self", (x * w).grad_fn._saved_self)
+    a = x * 2
+    product = a * w
+    see("(a * w).grad_fn._saved_self is a itself", product.grad_fn._saved_self is a)
+    see("(a * w).grad_fn._saved_other is w itself", product.grad_fn._saved_other is w)
+    see("a, saved, keeps its grad_fn", product.grad_fn._saved_self.grad_fn is a.grad_fn)
 
 
 def exp_from_result(lib, see):
@@ -352,6 +379,27 @@ def pack_hooks(lib, see):
             x2.exp()
         x2.tanh()
     see("which pack hook saved, nested", " ".join(calls))
+
+
+def hooks_as_a_block(lib, see):
+    """saved_tensors_hooks: an error inside goes on up; a node keeps what pack made, not the tensor"""
+    copies = lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t)
+    came_through = False
+    try:
+        with copies:
+            raise KeyError("inside")
+    except KeyError:
+        came_through = True
+    see("an error inside saved_tensors_hooks goes on up", came_through)
+    x = leaf(lib, [1.0, 2.0])
+    with copies:
+        y = x * 2
+        z = y * y  # saves two packed copies of y, not y
+    alive = weakref.ref(y)
+    del y
+    see("y is freed once only its packed copies are kept", alive() is None)
+    z.sum().backward()
+    see("x.grad, through the packed copies", x.grad)
 
 
 # --- Chapter 04: freeing ----------------------------------------------------------------------
@@ -447,6 +495,10 @@ def grad_of_intermediate(lib, see):
     see("x.grad", x.grad)
     h = (x @ w).tanh()
     see("d loss / d h and d loss / d x together", lib.autograd.grad((h * h).sum(), [h, x]))
+    k = x * 2
+    k.register_hook(lambda g: g * 10)
+    see("d loss / d k when a hook on k multiplies its gradient by 10",
+        lib.autograd.grad((k * k).sum(), k))  # fmt: skip
 
 
 def hessian_vector_product(lib, see):
@@ -492,11 +544,113 @@ def cross_entropy_values(lib, see):
         logits = lib.tensor(np.array(X, np.float32) * scale, requires_grad=True)
         loss = lib.nn.functional.cross_entropy(logits, lib.tensor([2, 0]))
         see(f"the loss ({label})", loss)
+        see(f"the loss's dtype ({label})", str(loss.dtype).replace("torch.", ""))
         loss.backward()
         see(f"logits.grad ({label})", logits.grad)
+        see(f"logits.grad's dtype ({label})", str(logits.grad.dtype).replace("torch.", ""))
 
 
 # --- Programs added so that plausible wrong answers fail the piece's own check ------------------
+
+
+def freed_during_the_pass(lib, see):
+    """each node's saved tensors are freed as soon as it has run, not at the end of backward"""
+    x = leaf(lib, [1.0, 2.0])
+    y = x.exp()
+    t = y.tanh()
+    above, read = t.grad_fn, []
+
+    def read_above(grad_outputs):
+        try:
+            read.append("readable" if above._saved_result is not None else "None")
+        except RuntimeError as error:
+            read.append(str(error)[:50])
+
+    y.grad_fn.register_prehook(read_above)
+    t.sum().backward()
+    see("tanh's saved result, read when the node below it starts", read[0])
+
+
+class _Packed:
+    """What a pack hook stores: a box around a copy, whose life the program can watch."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def saved_values_read_and_released(lib, see):
+    """packed values: not version-checked, released by backward; a plain one checked when kept"""
+    x = leaf(lib, [1.0, 2.0])
+    a = x * 1
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+        y = a * a  # saves packed copies of a
+    a.add_(1)
+    y.sum().backward()
+    see("x.grad, a changed in place after a packed copy of it was saved", x.grad)
+    boxes = []
+
+    def pack(t):
+        boxes.append(_Packed(t * 1))
+        return boxes[-1]
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda box: box.tensor):
+        z = (x.exp() * x).sum()
+    alive = [weakref.ref(box) for box in boxes]
+    boxes.clear()
+    z.backward()
+    see("the packed values are released by backward", all(r() is None for r in alive))
+    e = x.exp()
+    e.add_(1)
+    see.error("backward(retain_graph=True) after e = x.exp() changed in place",
+              lambda: e.sum().backward(retain_graph=True))  # fmt: skip
+
+
+def one_element_outputs(lib, see):
+    """one-element outputs of shape (1, 1) and (1,) start from ones of their own shape and dtype"""
+    row, column, started = leaf(lib, [ROW]), leaf(lib, [[1.0], [2.0], [-1.0]]), []
+    product = row @ column
+    product.register_hook(lambda g: started.append(str(g.dtype).replace("torch.", "")))
+    product.backward()
+    see("column.grad after backward of a (1, 1) output", column.grad)
+    see("the dtype of the starting gradient of a float32 output", started[0])
+    x = leaf(lib, ROW)
+    (x * x).sum(0, keepdim=True).backward()
+    see("x.grad after backward of an output of shape (1,)", x.grad)
+
+
+def refused_grad_keeps_the_graph(lib, see):
+    """autograd.grad refused for an input that does not require grad leaves the graph unused"""
+    x = leaf(lib)
+    loss = (x * x).sum()
+    see.error("grad of an input that does not require grad",
+              lambda: lib.autograd.grad(loss, [x, lib.tensor(X)]))  # fmt: skip
+    see("the same graph, differentiated after that error", lib.autograd.grad(loss, x))
+
+
+def same_input_twice(lib, see):
+    """autograd.grad(loss, [x, x]): the same input asked for twice gets its gradient twice"""
+    x = leaf(lib, [0.5, -1.0, 2.0])
+    see("grad((x * x).sum(), [x, x])", lib.autograd.grad((x * x).sum(), [x, x]))
+    h = x.tanh()
+    see("grad((h * x).sum(), [h, x, h])", lib.autograd.grad((h * x).sum(), [h, x, h]))
+
+
+def deep_grad(lib, see):
+    """autograd.grad through a chain of 3,000 operations (deeper than Python's recursion limit)"""
+    x, loss = _chain(lib)
+    see("d loss / d x", lib.autograd.grad(loss, x))
+
+
+def one_buffer_three_gradients(lib, see):
+    """(u + v + u).sum(): u's node receives two gradients, v's one, all from the same tensor"""
+    x = leaf(lib, [1.0, 2.0])
+    u, v = x.exp(), x.tanh()
+    (u + v + u).sum().backward()
+    see("x.grad", x.grad)
+    w = leaf(lib, [0.5, -1.0])
+    a = w * 2
+    ((a + a) * a).sum().backward()
+    see("w.grad of ((a + a) * a).sum(), a = w * 2", w.grad)
 
 
 def constant_first(lib, see):
@@ -525,6 +679,10 @@ def broadcast_both_ways(lib, see):
     middle = leaf(lib, np.linspace(0, 1, 8, dtype=np.float32).reshape(2, 1, 4))
     (big * middle * big).sum().backward()
     see("the gradient of a (2, 1, 4) tensor times a (2, 3, 4) one", middle.grad)
+    four = leaf(lib, np.linspace(-1, 1, 48, dtype=np.float32).reshape(2, 2, 3, 4))
+    column = leaf(lib, [[0.5], [-1.0], [2.0]])
+    (four * column * four).sum().backward()
+    see("the gradient of a (3, 1) tensor times a (2, 2, 3, 4) one", column.grad)
 
 
 def mm_twice_differentiated(lib, see):
@@ -563,8 +721,13 @@ def sums_along_dimensions(lib, see):
     x.grad = None
     x.sum(dim=(0, 1)).sum().backward()
     see("x.grad of x.sum(dim=(0, 1)).sum()", x.grad)
-    (g,) = lib.autograd.grad((x.sum(1) ** 2).sum(), x, create_graph=True)
-    see("the second derivative through sum(1)", lib.autograd.grad((g * weights).sum(), x))
+    for label, f in [
+        ("sum(1)", lambda t: (t.sum(1) ** 2).sum()),
+        ("sum()", lambda t: (t * t).sum() ** 2),
+        ("mean(1)", lambda t: (t.mean(1) ** 2).sum()),
+    ]:
+        (g,) = lib.autograd.grad(f(x), x, create_graph=True)
+        see(f"the second derivative through {label}", lib.autograd.grad((g * weights).sum(), x))
 
 
 def node_hooks(lib, see):
@@ -578,6 +741,12 @@ def node_hooks(lib, see):
     z.sum().backward()
     see("x.grad with a doubling pre-hook on MulBackward0", x.grad)
     see("grad_inputs the post-hook of (y * 3) saw", seen[0] if seen else "no call")
+    given = []
+    q = x * 3
+    q.grad_fn.register_hook(lambda grad_inputs, grad_outputs: given.append(grad_outputs))
+    q.sum().backward()
+    see("a post-hook's grad_outputs is a tuple", isinstance(given[0], tuple))
+    see("the grad_outputs a post-hook saw", given[0])
     c = lib.tensor(ROW)
     w = leaf(lib, ROW)
     n = c * w
@@ -633,9 +802,11 @@ def in_place_on_a_copy(lib, see):
     """y = x * 2; y.add_(1); then y * y: saved after the change, so backward works"""
     x = leaf(lib, ROW)
     y = x * 2
+    shared = y.detach()
     y.add_(1)
     (y * y).sum().backward()
     see("x.grad", x.grad)
+    see("y.detach(), taken before y.add_(1), afterwards", shared)
     see.error("x.add_(1) on a leaf that requires grad", lambda: x.add_(1))
     with lib.no_grad():
         x.add_(1)
@@ -678,6 +849,10 @@ def grad_mode_in_backward(lib, see):
     a = leaf(lib, ROW)
     (a * a).sum().backward(retain_graph=False, create_graph=False)
     see("grad mode after all that", lib.is_grad_enabled())
+    loss = (a * a).sum()
+    with lib.no_grad():
+        loss.backward()
+        see("grad mode after a backward called inside no_grad", lib.is_grad_enabled())
 
 
 def roots_given_twice(lib, see):
@@ -690,6 +865,12 @@ def roots_given_twice(lib, see):
     y = b * b
     lib.autograd.backward([y, y.sum()], [lib.tensor([1.0, -1.0]), None])
     see("b.grad after backward([y, y.sum()], [v, None])", b.grad)
+    c, runs = leaf(lib, [1.0, 2.0]), []
+    h = c * 2
+    h.grad_fn.register_hook(lambda grad_inputs, grad_outputs: runs.append("ran"))
+    lib.autograd.backward([(h * h).sum(), h], [None, lib.tensor([1.0, 1.0])])
+    see("c.grad when one root, h, is also above the other", c.grad)
+    see("how many times h's node ran", len(runs))
 
 
 def div_twice(lib, see):
@@ -757,6 +938,10 @@ def hooks_and_retain_grad(lib, see):
     x.retain_grad()
     see("x.grad, a leaf that called retain_grad", x.grad)
     see("register_hook returns a handle", x.register_hook(lambda g: None) is not None)
+    v = leaf(lib, [1.0, 2.0])
+    v.register_hook(lambda g: g * 3)
+    (v * v).sum().backward()
+    see("v.grad when a hook on the leaf v triples its gradient", v.grad)
     y = x * 2
     y.retain_grad()
     y.register_hook(lambda g: g * 10)  # registered later, but it runs before retain_grad's
@@ -861,25 +1046,25 @@ TASKS = [
     Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad],
          hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
          advice={"value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up."}),
-    Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast],
+    Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
     Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks],
          hint="each input's gradient is g times the other input, summed back to the input's own shape; an input that needs no gradient gets None (its partner was not even saved)",
-         advice={"raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one (needs_input_grad)."}),
+         advice={"raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
     Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
          hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it"),
     Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
          hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them; a mean divides g by how many elements each output averaged: the product of the sizes of the reduced dimensions"),
     Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
          hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator"),
-    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, retain_grad_rules, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, gradients_that_are_none, roots_given_twice, grad_of_intermediate],
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, retain_grad_rules, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, one_buffer_three_gradients],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
     Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls],
-         hint="the first gradient becomes .grad (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added so that .grad stays the same tensor, or, under create_graph, become a new tensor in the graph",
-         advice={"accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: adding into its array in place changes the other leaf's .grad as well. Make a new array for the sum."}),
+         hint="the first gradient becomes .grad as memory of its own (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
+         advice={"accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: a first .grad that is that tensor's memory, not a copy, is changed by the other leaf's additions too. PyTorch copies a first gradient that something else holds."}),
     Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast],
          hint="the gradient of one input needs the other input, so an input is saved only when its partner requires grad",
          advice={"graph": "Save an input only if the other input requires grad: that is the only formula that reads it."}),
@@ -887,24 +1072,24 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [pack_hooks, version_errors, in_place_on_a_copy],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, pack_hooks, in_place_on_a_copy, hooks_as_a_block],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered",
          advice={"in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
     Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
          advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions."}),
-    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors],
+    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released],
          hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one",
          advice={"freed_after_backward": "A freed saved tensor must drop its value, not only be marked: the memory is what retain_graph is about."}),
-    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs],
+    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
          advice={"value": "Differentiate through the formula: it must use g and the saved tensors as tensors."}),
-    Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product],
+    Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product, refused_grad_keeps_the_graph, same_input_twice],
          hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
-    Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs],
+    Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],
          hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
     Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_without_biases],
          hint="the new state is tanh of the input's projection plus the previous state's projection, each weight matrix applied transposed, each bias added only when given"),

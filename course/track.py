@@ -18,7 +18,11 @@ words, with the task's advice for that kind of difference and its hint. The spec
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import signal
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +55,38 @@ class _Difference(Exception):
     def __init__(self, kind: str, text: str):
         super().__init__(text)
         self.kind = kind
+
+
+SECONDS_PER_PROGRAM = 15  # longer means an endless loop: the check says so instead of hanging
+
+
+class _TooLong(BaseException):  # not an Exception, for the same reason as _FormulaMistake
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise _TooLong in the body after `seconds`, where SIGALRM exists and this is the main
+    thread; an outer timer (course.mutants sets one) is put back with what is left of it."""
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def too_long(*_):
+        raise _TooLong
+
+    handler = signal.signal(signal.SIGALRM, too_long)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        left = outer - (time.monotonic() - start)
+        signal.setitimer(signal.ITIMER_REAL, max(left, 0.001) if outer else 0)
+        signal.signal(signal.SIGALRM, handler)
 
 
 class _FormulaMistake(BaseException):  # not an Exception: a program's see.error must not catch it
@@ -404,14 +440,24 @@ def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
         theirs = _torch_seen(program, reference)
         mine = See(engine, reference)
         try:
-            program(engine, mine)
+            with _time_limit(SECONDS_PER_PROGRAM):
+                program(engine, mine)
             _compare(mine.seen, theirs)
         except NotImplementedError as error:
-            return "not done", f"{error} is still a stub"
+            if str(error).startswith("Exercise "):
+                return "not done", f"{error} is still a stub"
+            return "not done", f"your code raised NotImplementedError({str(error)!r}): finish it"
         except RecursionError:
             return (
                 "wrong",
-                f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit",
+                f"{name}: your code hit Python's recursion limit (RecursionError): use a loop with a list of nodes still to visit."
+                + _advice(task, "recursion", program),
+            )
+        except _TooLong:
+            return (
+                "wrong",
+                f"{name}: your code ran for more than {SECONDS_PER_PROGRAM} s without finishing: an endless loop? (a node that never leaves the list of nodes still to visit, or a count that never reaches zero)."
+                + _advice(task, "too long", program),
             )
         except _FormulaMistake as mistake:
             said = str(mistake).rstrip(".")
@@ -439,6 +485,23 @@ def _guard_formulas(engine) -> None:
     for cls in [c for c in vars(engine).values() if isinstance(c, type)]:
         if issubclass(cls, engine.Node) and "apply" in vars(cls):
             cls.apply = _guarded(cls.__name__, vars(cls)["apply"], engine)
+    if hasattr(engine, "_sum_to"):  # the formulas call it by its global name
+        engine._sum_to = _guarded_sum_to(engine._sum_to, engine)
+
+
+def _guarded_sum_to(sum_to: Callable, engine) -> Callable:
+    def checked(grad, shape):
+        out = sum_to(grad, shape)
+        if engine._GradMode.enabled and getattr(grad, "requires_grad", False):
+            if is_tensor(out) and not out.requires_grad:
+                raise _FormulaMistake(
+                    "under create_graph, _sum_to returned a gradient outside the graph: it summed "
+                    "the numpy array (`._data`), which autograd cannot differentiate again; sum "
+                    "with tensor operations"
+                )
+        return out
+
+    return checked
 
 
 def _guarded(name: str, apply: Callable, engine) -> Callable:

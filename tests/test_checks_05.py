@@ -43,6 +43,12 @@ def hvp_gradient_times_v(f, x, v):
     return g * v
 
 
+def hvp_through_backward(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    (g * v).sum().backward()
+    return x.grad
+
+
 def hvp_tuple(f, x, v):
     (g,) = ma.autograd.grad(f(x), x, create_graph=True)
     return ma.autograd.grad((g * v).sum(), x)
@@ -61,9 +67,10 @@ def test_hvp_accepts_the_solution(one_line):
         (hvp_data_gradient, "The gradient was detached on the way"),
         (hvp_gradient_times_v, "equals the gradient times v"),
         (hvp_tuple, "unpack it"),
+        (hvp_through_backward, "left a gradient in x.grad"),
         (stub, "Exercise 5.2: not done yet — "),
     ],
-    ids=["no-create-graph", "detached", "data", "gradient-times-v", "tuple", "stub"],
+    ids=["no-create-graph", "detached", "data", "gradient-times-v", "tuple", "backward", "stub"],
 )
 def test_hvp_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hvp(wrong)
@@ -108,6 +115,11 @@ def penalty_squared_norm(lib, critic, x_hat):
     return one_sided((g * g).sum(1))
 
 
+def penalty_detached_norm(lib, critic, x_hat):
+    (g,) = lib.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return one_sided((g * g).sum(1).sqrt().detach())
+
+
 def penalty_with_backward(lib, critic, x_hat):
     critic(x_hat).sum().backward(create_graph=True)
     g = x_hat.grad
@@ -132,6 +144,7 @@ def test_gradient_penalty_accepts_the_solution(one_line):
         (penalty_two_sided, "the two-sided penalty of the chapter"),
         (penalty_squared_norm, "the squared norm instead of the norm"),
         (penalty_with_backward, "filled the critic's .grad"),
+        (penalty_detached_norm, "the penalty lost it on the way"),
         (stub, "Exercise 5.3: not done yet — "),
     ],
     ids=[
@@ -141,6 +154,7 @@ def test_gradient_penalty_accepts_the_solution(one_line):
         "two-sided",
         "squared-norm",
         "backward",
+        "detached-norm",
         "stub",
     ],
 )

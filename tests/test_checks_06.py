@@ -222,7 +222,7 @@ def test_tbptt_accepts_the_solution(one_line):
     ("variant", "expected"),
     [
         ("carried", "reaches into the first chunk's freed graph"),
-        ("unassigned", "and assign it"),
+        ("unassigned", "assign the detached tensors back"),
         ("retain", "retain_graph=True plus optimizer.step()"),
         ("reinit", "you start every chunk from zeros"),
         ("no-step", "call optimizer.step()"),

@@ -249,7 +249,7 @@ def test_train_chunk_not_done(one_line):
 @pytest.mark.parametrize(
     "wrong, words",
     [
-        (train_no_detach, "h.detach()"),
+        (train_no_detach, "return the state detached"),
         (train_retain_graph, "retain_graph=True"),
         (train_no_zero_grad, "optimizer.zero_grad() is never called"),
         (train_late_zero_grad, "zero_grad() runs between loss.backward() and optimizer.step()"),
@@ -282,7 +282,7 @@ def test_train_chunk_explains_mistakes(one_line, wrong, words):
 def test_train_chunk_explains_the_freed_graph_error():
     """The error itself, when it happens before the state is inspected, gets the same advice."""
     error = RuntimeError("Trying to backward through the graph a second time (or ...")
-    assert "h.detach()" in checks_07._runtime_advice(1, error)
+    assert "return the state detached" in checks_07._runtime_advice(1, error)
     inplace = RuntimeError(
         "one of the variables needed for gradient computation has been "
         "modified by an inplace operation"
@@ -304,6 +304,7 @@ def sample(
     grad=False,
     first=-1,
     detach=True,
+    shift=True,
 ):
     rng = np.random.default_rng(seed)
     generated = []
@@ -315,7 +316,7 @@ def sample(
             if temperature == 0:
                 next_id = int(np.argmax(scores))
             else:
-                p = np.exp((scores - scores.max()) / temperature)
+                p = np.exp((scores - (scores.max() if shift else 0)) / temperature)
                 next_id = int(rng.choice(V, p=p / p.sum()))
             generated.append(next_id)
             logits, state = model(one_hot(lib, np.array([[next_id]])), state if carry else None)
@@ -350,6 +351,11 @@ def sample_from_the_first_position(lib, model, prefix, length, temperature=1.0, 
     return sample(lib, model, prefix, length, temperature, seed, first=0)
 
 
+def sample_without_the_shift(lib, model, prefix, length, temperature=1.0, seed=0):
+    with np.errstate(all="ignore"):
+        return sample(lib, model, prefix, length, temperature, seed, shift=False)
+
+
 def test_sample_accepts_the_solution(one_line):
     assert checks_07.check_sample(sample, CHARS)
     assert "Exercise 7.3: correct ✓" in one_line()
@@ -370,6 +376,7 @@ def test_sample_not_done(one_line):
         (sample_without_prefix, "does not start with the prefix"),
         (sample_one_short, "expected 12"),
         (sample_from_the_first_position, "the scores at the prefix's first position"),
+        (sample_without_the_shift, "Subtract the largest score before exp"),
     ],
     ids=[
         "records-graph",
@@ -379,6 +386,7 @@ def test_sample_not_done(one_line):
         "no-prefix",
         "too-short",
         "first-position",
+        "overflow",
     ],
 )
 def test_sample_explains_mistakes(one_line, wrong, words):

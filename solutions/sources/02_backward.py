@@ -231,15 +231,17 @@ track.check("2.7")
 #
 # * the first gradient becomes `variable.grad`, outside the graph unless grad mode is on, which
 #   during backward means `create_graph=True`;
-# * a later one is added so that `x.grad` **stays the same tensor** (code holding it sees the
-#   sum, as in PyTorch), except under `create_graph`, where the sum is a new tensor in the graph;
-# * careful: `(a + b).sum()` sends the **same** gradient tensor to both leaves;
+# * a later one is added **into `.grad`'s own memory**, so that `x.grad` stays the same tensor
+#   and whatever shares its memory (`g = x.grad`, `x.grad.detach()`, `x.grad.numpy()`) sees the
+#   sum, as in PyTorch; except under `create_graph`, where the sum is a new tensor in the graph;
+# * careful: `(a + b).sum()` sends the **same** gradient tensor to both leaves, and a caller may
+#   still hold the gradient it handed to `backward`: only memory that is `.grad`'s own may change;
 # * it returns an empty tuple: the node has no inputs of its own.
 #
 # <details><summary>Which of these does PyTorch do?</summary>
 #
 # Run in a cell: `x = torch.ones(2, requires_grad=True); (x * 2).sum().backward(); g = x.grad;
-# (x * 3).sum().backward()`, then compare `g is x.grad` and `g`. Then the same with
+# m = x.grad.detach(); (x * 3).sum().backward()`, then compare `g is x.grad`, `g` and `m`. Then the same with
 # `create_graph=True` on the second call, and `x.grad.requires_grad`.
 # </details>
 

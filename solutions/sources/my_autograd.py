@@ -483,12 +483,12 @@ class AccumulateGrad(Node):
     def apply(self, grad):
         ### BEGIN SOLUTION 2.8: accumulating into .grad
         variable = self.variable
-        if variable.grad is None:
-            variable.grad = grad if _GradMode.enabled else grad.detach()
+        if variable.grad is None:  # a copy: others may hold the incoming gradient's memory
+            variable.grad = grad if _GradMode.enabled else Tensor(grad._data.copy())
         elif _GradMode.enabled:  # create_graph: the sum is a new tensor, part of the graph
             variable.grad = variable.grad + grad
-        else:
-            variable.grad._data = variable.grad._data + grad._data
+        else:  # in .grad's own memory: whoever shares it sees the sum
+            variable.grad._data += grad._data
         return ()
         ### END SOLUTION
 
@@ -744,7 +744,9 @@ class _Capture:
 
     def __init__(self, root_edges, inputs):
         ### BEGIN SOLUTION 5.6: what to capture
-        self.slots = {gradient_edge(t): i for i, t in enumerate(inputs)}
+        self.slots = {}  # edge -> the positions of the inputs it feeds (one input may come twice)
+        for i, t in enumerate(inputs):
+            self.slots.setdefault(gradient_edge(t), []).append(i)
         self.grads = [None] * len(inputs)
         self.wanted = _nodes_leading_to(root_edges, self.slots)
         ### END SOLUTION
@@ -753,8 +755,7 @@ class _Capture:
         """Keep the gradients meant for an input; True when `node` must not run."""
         ### BEGIN SOLUTION 5.6: capturing the gradients of the inputs
         for nr, grad in enumerate(grads):
-            slot = self.slots.get((node, nr))
-            if slot is not None:
+            for slot in self.slots.get((node, nr), ()):
                 self.grads[slot] = grad
         return isinstance(node, AccumulateGrad) or node not in self.wanted
         ### END SOLUTION
