@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -87,6 +88,24 @@ def _time_limit(seconds: float):
         left = outer - (time.monotonic() - start)
         signal.setitimer(signal.ITIMER_REAL, max(left, 0.001) if outer else 0)
         signal.signal(signal.SIGALRM, handler)
+
+
+@contextlib.contextmanager
+def _no_recursion_limit_change():
+    """While the learner's code runs, sys.setrecursionlimit is a mistake: the pieces that walk
+    a graph are asked for a loop, and a deeper graph would overflow any limit."""
+
+    def refuse(limit):
+        raise _FormulaMistake(
+            f"your code called sys.setrecursionlimit({limit}): a graph deeper than any limit "
+            "would still overflow it; walk the graph with a loop and a list of nodes still to visit"
+        )
+
+    original, sys.setrecursionlimit = sys.setrecursionlimit, refuse
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit = original
 
 
 class _FormulaMistake(BaseException):  # not an Exception: a program's see.error must not catch it
@@ -440,7 +459,7 @@ def _compare_programs(task: Task, engine, reference) -> tuple[str, str]:
         theirs = _torch_seen(program, reference)
         mine = See(engine, reference)
         try:
-            with _time_limit(SECONDS_PER_PROGRAM):
+            with _time_limit(SECONDS_PER_PROGRAM), _no_recursion_limit_change():
                 program(engine, mine)
             _compare(mine.seen, theirs)
         except NotImplementedError as error:

@@ -105,6 +105,11 @@ def test_a_crash_names_the_learners_line(tmp_path):
 # Among them, every wrong answer that issue #24 found passing: (piece, [(old, new)], words).
 
 MISTAKES = {
+    "2.6 recursion with a raised recursion limit": (
+        "2.6",
+        [('    counts = {}\n    stack = list(dict.fromkeys(roots))  # each root once, even when it is given twice\n    seen = set(stack)\n    while stack:\n        node = stack.pop()\n        for next_node, _ in node.next_functions:\n            if next_node is None:\n                continue\n            counts[next_node] = counts.get(next_node, 0) + 1\n            if next_node not in seen:\n                seen.add(next_node)\n                stack.append(next_node)\n    return counts\n', '    sys.setrecursionlimit(100000)\n    counts, seen = {}, set()\n\n    def visit(node):\n        for next_node, _ in node.next_functions:\n            if next_node is None:\n                continue\n            counts[next_node] = counts.get(next_node, 0) + 1\n            if next_node not in seen:\n                seen.add(next_node)\n                visit(next_node)\n\n    for root in dict.fromkeys(roots):\n        visit(root)\n    return counts\n')],
+        "sys.setrecursionlimit(100000)",
+    ),
     '1.6 the decorator reuses one block': (
         '1.6',
         [('            with type(self)():\n', '            with self:\n')],
