@@ -14,10 +14,9 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import sub
-from .elementwise import _erf, _sigmoid
+from .derivatives import _erf, _sigmoid, add_scalar, mul_scalar
 from .inplace_elementwise import in_place
 from .recording import SCALAR_TYPE_NAMES, record
-from .scalar import add_scalar, mul_scalar
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946

@@ -1,149 +1,18 @@
-"""PyTorch's backward functions: the operations its backward formulas call, each with a backward.
+"""mse_loss's backward, an operation with a backward of its own (MseLossBackwardBackward0).
 
 tanh's backward is not `g * (1 - out**2)` written with Tensor operations but one operation,
 tanh_backward(g, out); under create_graph=True it records a TanhBackwardBackward0 node, which
-saves what PyTorch saves, so the gradient can be differentiated again. Without create_graph
-(grad mode is off inside backward) nothing is recorded: each is one numpy expression.
-
-    tanh_backward(g, out)                  g * (1 - out**2)             TanhBackwardBackward0
-    sigmoid_backward(g, out)               g * (1 - out) * out          SigmoidBackwardBackward0
-    threshold_backward(g, self, t)         g where self > t, else 0     ThresholdBackwardBackward0
-    softmax_backward_data(g, out, dim)     out * (g - sum(g * out))     SoftmaxBackwardDataBackward0
-    log_softmax_backward_data(g, out, dim) g - exp(out) * sum(g)        LogSoftmaxBackwardDataBackward0
-    mse_loss_backward(g, self, target, r)  2 * (self - target) * g / N  MseLossBackwardBackward0
+saves what PyTorch saves, so the gradient can be differentiated again. tanh_backward and the
+other backward functions PyTorch's formulas call are in the table of derivatives.py (FUNCTIONS);
+mse_loss_backward, which computes in the common dtype of three tensors, is written out here.
 """
-
-import numpy as np
 
 from ..node import Node
 from .broadcasting import sum_to
+from .derivatives import div_scalar, mul_scalar
 from .recording import record, result_type
-from .scalar import add_scalar, div_scalar, mul_scalar, zeros_outside_graph
-from .shape import normalize_dim
 
 MEAN = 1  # PyTorch's reduction codes: 0 none, 1 mean, 2 sum
-
-
-class TanhBackwardBackward0(Node):
-    """out = g * (1 - output**2):  d g = tanh_backward(gg, output),  d output = gg * (-2 * output * g)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        grad_output, output = self.saved("grad_output"), self.saved("output")
-        return (
-            tanh_backward(gg, output) if self.needs_input_grad(0) else None,
-            gg * (mul_scalar(output, -2) * grad_output) if self.needs_input_grad(1) else None,
-        )
-
-
-def tanh_backward(grad_output, output):
-    """tanh's backward from its output: grad_output * (1 - output**2)."""
-    y = output._data
-    data = grad_output._data * (1 - y * y)
-    saved = {"grad_output": grad_output, "output": output}
-    return record(TanhBackwardBackward0, data, (grad_output, output), saved)
-
-
-class SigmoidBackwardBackward0(Node):
-    """out = g * (1 - output) * output:  d g = sigmoid_backward(gg, output),
-    d output = gg * g * (-2 * output + 1)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        grad_output, output = self.saved("grad_output"), self.saved("output")
-        grad_out = None
-        if self.needs_input_grad(1):
-            grad_out = gg * grad_output * add_scalar(mul_scalar(output, -2), 1)
-        return (sigmoid_backward(gg, output) if self.needs_input_grad(0) else None, grad_out)
-
-
-def sigmoid_backward(grad_output, output):
-    """sigmoid's backward from its output: grad_output * (1 - output) * output."""
-    y = output._data
-    data = grad_output._data * (1 - y) * y
-    saved = {"grad_output": grad_output, "output": output}
-    return record(SigmoidBackwardBackward0, data, (grad_output, output), saved)
-
-
-class ThresholdBackwardBackward0(Node):
-    """out = g where self > threshold, else 0:  d g = threshold_backward(gg, self, threshold),
-    d self = 0 (zeros outside the graph)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        self_, threshold = self.saved("self"), self._saved["threshold"]
-        return (
-            threshold_backward(gg, self_, threshold) if self.needs_input_grad(0) else None,
-            zeros_outside_graph(gg) if self.needs_input_grad(1) else None,
-        )
-
-
-def threshold_backward(grad_output, self, threshold):
-    """relu's backward (self its output, threshold 0): 0 where self <= threshold, else grad_output.
-
-    NaN is not <= threshold, so its gradient passes, as in PyTorch.
-    """
-    data = np.where(self._data <= threshold, 0, grad_output._data)
-    saved = {"self": self, "threshold": threshold}
-    return record(ThresholdBackwardBackward0, data, (grad_output, self), saved)
-
-
-class SoftmaxBackwardDataBackward0(Node):
-    """out = output * (g - sum(g * output)):  d g = softmax_backward_data(gg, output, dim),
-    d output = g * gg - sum(output * g) * gg - g * sum(output * gg)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        grad_output, output = self.saved("grad_output"), self.saved("output")
-        dim = self._saved["dim"]
-        grad_out = None
-        if self.needs_input_grad(1):
-            grad_out = (
-                grad_output * gg
-                - (output * grad_output).sum(dim, keepdim=True) * gg
-                - grad_output * (output * gg).sum(dim, keepdim=True)
-            )
-        return (
-            softmax_backward_data(gg, output, dim) if self.needs_input_grad(0) else None,
-            grad_out,
-        )
-
-
-def softmax_backward_data(grad_output, output, dim):
-    """softmax's backward from its output: output * (grad_output - sum(grad_output * output, dim))."""
-    g, y = grad_output._data, output._data
-    data = y * (g - (g * y).sum(axis=normalize_dim(dim, y.ndim), keepdims=True))
-    saved = {"dim": dim, "grad_output": grad_output, "output": output}
-    return record(SoftmaxBackwardDataBackward0, data, (grad_output, output), saved)
-
-
-class LogSoftmaxBackwardDataBackward0(Node):
-    """out = g - exp(output) * sum(g):  d g = gg - sum(gg * exp(output)),
-    d output = -sum(g) * exp(output) * gg."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        grad_output, output = self.saved("grad_output"), self.saved("output")
-        dim = self._saved["dim"]
-        return (
-            gg - (gg * output.exp()).sum(dim, keepdim=True) if self.needs_input_grad(0) else None,
-            -grad_output.sum(dim, keepdim=True) * output.exp() * gg
-            if self.needs_input_grad(1)
-            else None,
-        )
-
-
-def log_softmax_backward_data(grad_output, output, dim):
-    """log_softmax's backward from its output: grad_output - exp(output) * sum(grad_output, dim)."""
-    g, y = grad_output._data, output._data
-    data = g - np.exp(y) * g.sum(axis=normalize_dim(dim, y.ndim), keepdims=True)
-    saved = {"dim": dim, "grad_output": grad_output, "output": output}
-    return record(LogSoftmaxBackwardDataBackward0, data, (grad_output, output), saved)
 
 
 class MseLossBackwardBackward0(Node):

@@ -7,8 +7,8 @@ from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
 from .broadcasting import summed_to_inputs
+from .derivatives import mul_scalar
 from .recording import SCALAR_TYPE_NAMES, record
-from .scalar import mul_scalar
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 

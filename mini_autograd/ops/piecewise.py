@@ -8,8 +8,8 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape, summed_to_inputs
+from .derivatives import div_scalar
 from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
-from .scalar import div_scalar
 
 # The C++ names PyTorch's masked_fill prints for a mask that is not bool
 _C_TYPE_NAMES = {

@@ -14,11 +14,11 @@ import numpy as np
 from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
+from .derivatives import div_scalar, mul_scalar
 from .elementwise import cast
 from .indexing import ScatterBackward0, flip, scatter_into_zeros
 from .piecewise import masked_fill, maximum, minimum, where
 from .recording import SCALAR_TYPE_NAMES, float_values, record, scalar_type_name
-from .scalar import div_scalar, mul_scalar
 from .shape import cat, normalize_dim
 
 # what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max

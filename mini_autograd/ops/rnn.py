@@ -17,7 +17,7 @@ from ..grad_mode import GradMode
 from ..node import Node, gradient_edge
 from ..saved import SavedTensor
 from ..tensor import Tensor
-from .elementwise import sigmoid, tanh
+from .derivatives import sigmoid, tanh
 from .linalg import addmm, matmul
 from .recording import save, wants_grad
 from .shape import SplitBackward0, _split, stack

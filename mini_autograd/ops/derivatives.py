@@ -1,0 +1,289 @@
+"""The backward formulas of the elementary operations, as data: mini_autograd's derivatives.yaml.
+
+Each entry is one node: PyTorch's name, what the operation computes, and the gradient of each
+input written once, as an expression over `grad` (the gradient of the output), the values the
+node saved and the helpers below. `exp: grad * result` reads: the gradient for exp's input is
+grad times exp's result, as PyTorch's derivatives.yaml writes it. A node saves what its formulas
+name: ExpBackward0 keeps `result`, SinBackward0 `self`. formulas.py makes each entry a node
+class, whose docstring is the entry (`print(ExpBackward0.__doc__)`), and runs the formulas on
+numpy arrays, or on Tensors under create_graph=True, recorded with PyTorch's names.
+
+- UNARY: an elementwise operation of one tensor. numpy's function of its values, its gradient,
+  what it computes. The node (its name capitalized + Backward0), the function `exp`, the method
+  `x.exp()`, the in-place form `exp_` and `torch.exp` are all made from the line.
+- FUNCTIONS: operations that backward formulas call, each with a node of its own so that
+  create_graph records PyTorch's graph (tanh_backward, mul.Scalar...): the numpy expression of
+  its value, its node, and the gradients of its inputs.
+- NODES: nodes whose operation is written out elsewhere (arithmetic.py's mul works out a dtype
+  and saves conditionally), with their gradients here.
+"""
+
+import math
+import re
+
+import numpy as np
+
+from ..tensor import Tensor
+from .formulas import ARRAYS, TENSORS, formula_node
+from .recording import float_values, record
+from .shape import normalize_dim
+
+_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf: math.erf, element by element
+
+
+def _sigmoid(x):
+    # Written with exp of a non-positive number only, so it never overflows.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+# name: (numpy's function of the values, the gradient for self, what it computes)
+UNARY = {
+    "exp": (np.exp, "grad * result", "e ** self"),
+    "expm1": (np.expm1, "grad * add_scalar(result, 1)", "e ** self - 1, accurate near 0"),
+    "log": (np.log, "grad / self", "the natural logarithm"),
+    "log1p": (np.log1p, "grad / add_scalar(self, 1)", "log(1 + self), accurate near 0"),
+    "exp2": (np.exp2, "mul_scalar(grad * result, LN2)", "2 ** self"),
+    "log2": (np.log2, "grad / mul_scalar(self, LN2)", "the logarithm to base 2"),
+    "log10": (np.log10, "grad / mul_scalar(self, LN10)", "the logarithm to base 10"),
+    "erf": (
+        lambda x: np.asarray(_erf(x), dtype=x.dtype),
+        "mul_scalar(exp(-(self**2)), TWO_OVER_SQRT_PI) * grad",
+        "the error function, 2 / sqrt(pi) * integral of exp(-t**2) from 0 to self",
+    ),
+    "sin": (np.sin, "grad * cos(self)", "sin(self)"),
+    "cos": (np.cos, "grad * -sin(self)", "cos(self)"),
+    "tan": (np.tan, "grad * add_scalar(result**2, 1)", "tan(self)"),
+    "asin": (
+        np.arcsin,
+        "grad * rsqrt(add_scalar(-self * self, 1))",
+        "the angle whose sine is self (NaN outside [-1, 1])",
+    ),
+    "acos": (
+        np.arccos,
+        "grad * -rsqrt(add_scalar(-self * self, 1))",
+        "the angle whose cosine is self (NaN outside [-1, 1])",
+    ),
+    "atan": (np.arctan, "grad / add_scalar(self * self, 1)", "the angle whose tangent is self"),
+    "sinh": (np.sinh, "grad * cosh(self)", "the hyperbolic sine, (e**self - e**-self) / 2"),
+    "cosh": (np.cosh, "grad * sinh(self)", "the hyperbolic cosine, (e**self + e**-self) / 2"),
+    "tanh": (np.tanh, "tanh_backward(grad, result)", "the hyperbolic tangent"),
+    "sigmoid": (_sigmoid, "sigmoid_backward(grad, result)", "1 / (1 + e ** -self)"),
+    "relu": (lambda x: np.maximum(x, 0), "threshold_backward(grad, result, 0)", "max(self, 0)"),
+    "sqrt": (np.sqrt, "grad / (result * 2)", "the square root"),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), "mul_scalar(grad, -0.5) * result**3", "1 / sqrt(self)"),
+    "reciprocal": (lambda x: 1 / x, "-grad * (result * result)", "1 / self"),
+    "abs": (np.abs, "grad * sgn(self)", "the absolute value"),
+    "sign": (np.sign, "zeros_like(grad)", "-1, 0 or 1 for each element"),
+}
+KEEPS_DTYPE = {"relu", "abs", "sign"}  # the others make integers and bools the default float
+
+# signature: (the numpy expression of its value, its node, {input: gradient})
+FUNCTIONS = {
+    # The .Scalar overloads: a number operand, as backward formulas write it (mul.Scalar records
+    # MulBackward1, not MulBackward0).
+    "mul_scalar(self, other)": (
+        "self * other",
+        "MulBackward1",
+        {"self": "mul_scalar(grad, other)"},
+    ),
+    "div_scalar(self, other)": (
+        "self / other",
+        "DivBackward1",
+        {"self": "div_scalar(grad, other)"},
+    ),
+    "add_scalar(self, other)": ("self + other", "AddBackward1", {"self": "grad"}),
+    "sub_scalar(self, other)": ("self - other", "SubBackward1", {"self": "grad"}),
+    # PyTorch's backward functions: one operation each, with its own double-backward node
+    "tanh_backward(grad_output, output)": (
+        "grad_output * (1 - output * output)",
+        "TanhBackwardBackward0",
+        {
+            "grad_output": "tanh_backward(grad, output)",
+            "output": "grad * (mul_scalar(output, -2) * grad_output)",
+        },
+    ),
+    "sigmoid_backward(grad_output, output)": (
+        "grad_output * (1 - output) * output",
+        "SigmoidBackwardBackward0",
+        {
+            "grad_output": "sigmoid_backward(grad, output)",
+            "output": "grad * grad_output * add_scalar(mul_scalar(output, -2), 1)",
+        },
+    ),
+    # (NaN is not <= threshold: its gradient passes, as in PyTorch)
+    "threshold_backward(grad_output, self, threshold)": (
+        "where(self <= threshold, 0, grad_output)",
+        "ThresholdBackwardBackward0",
+        {"grad_output": "threshold_backward(grad, self, threshold)", "self": "zeros_like(grad)"},
+    ),
+    "leaky_relu_backward(grad_output, self, negative_slope)": (
+        "where(self > 0, grad_output, grad_output * negative_slope)",
+        "LeakyReluBackwardBackward0",
+        {
+            "grad_output": "leaky_relu_backward(grad, self, negative_slope)",
+            "self": "zeros_like(grad)",
+        },
+    ),
+    "softmax_backward_data(grad_output, output, dim)": (
+        "output * (grad_output - sum_keepdim(grad_output * output, dim))",
+        "SoftmaxBackwardDataBackward0",
+        {
+            "grad_output": "softmax_backward_data(grad, output, dim)",
+            "output": "grad_output * grad - sum_keepdim(output * grad_output, dim) * grad"
+            " - grad_output * sum_keepdim(output * grad, dim)",
+        },
+    ),
+    "log_softmax_backward_data(grad_output, output, dim)": (
+        "grad_output - exp(output) * sum_keepdim(grad_output, dim)",
+        "LogSoftmaxBackwardDataBackward0",
+        {
+            "grad_output": "grad - sum_keepdim(grad * exp(output), dim)",
+            "output": "-sum_keepdim(grad_output, dim) * exp(output) * grad",
+        },
+    ),
+}
+
+# node: (what its operation computes, {input: gradient})
+NODES = {
+    "AddBackward0": (
+        "self + alpha * other",
+        {"self": "grad", "other": "grad if alpha == 1 else mul_scalar(grad, alpha)"},
+    ),
+    "SubBackward0": (
+        "self - alpha * other",
+        {"self": "grad", "other": "-grad if alpha == 1 else mul_scalar(-grad, alpha)"},
+    ),
+    "RsubBackward1": (
+        "other - alpha * self, other a number",
+        {"self": "-grad if alpha == 1 else mul_scalar(-grad, alpha)"},
+    ),
+    "MulBackward0": ("self * other", {"self": "grad * other", "other": "grad * self"}),
+    "DivBackward0": (
+        "self / other",
+        {"self": "grad / other", "other": "-grad * ((self / other) / other)"},
+    ),
+    "NegBackward0": ("-self", {"self": "-grad"}),
+    # The exponent counts as a float (2 gives self ** 1.0 and a MulBackward1 by 2.0); exponent 0
+    # gives zeros, outside the graph.
+    "PowBackward0": (
+        "self ** exponent, exponent a number",
+        {
+            "self": "zeros_like(self) if exponent == 0 else "
+            "grad * mul_scalar(self ** (float(exponent) - 1), float(exponent))"
+        },
+    ),
+    "SgnBackward0": ("the sign of each element, -1, 0 or 1", {"self": "grad * 0"}),
+    "LeakyReluBackward0": (
+        "self if self > 0 else negative_slope * self",
+        {"self": "leaky_relu_backward(grad, self, negative_slope)"},
+    ),
+    "FloorBackward0": (
+        "floor(self), the largest whole number <= self",
+        {"self": "zeros_like(grad)"},
+    ),
+    "CeilBackward0": (
+        "ceil(self), the smallest whole number >= self",
+        {"self": "zeros_like(grad)"},
+    ),
+    "RoundBackward0": ("round(self), halves to even", {"self": "zeros_like(grad)"}),
+    "RoundBackward1": ("round(self, decimals)", {"self": "zeros_like(grad)"}),
+    "CloneBackward0": ("a copy of self", {"self": "grad"}),
+}
+
+# The helpers formulas call besides the operations above, in their two forms: numpy's, Tensors'
+for _name, _value in {"LN2": math.log(2), "LN10": math.log(10)}.items():
+    ARRAYS[_name] = TENSORS[_name] = _value
+ARRAYS["TWO_OVER_SQRT_PI"] = TENSORS["TWO_OVER_SQRT_PI"] = 2 / math.sqrt(math.pi)
+ARRAYS["zeros_like"], TENSORS["zeros_like"] = (
+    np.zeros_like,
+    lambda t: t._make_plain(np.zeros_like(t._data)),
+)
+ARRAYS["sum_keepdim"] = lambda x, dim: x.sum(axis=normalize_dim(dim, x.ndim), keepdims=True)
+TENSORS["sum_keepdim"] = lambda x, dim: x.sum(dim, keepdim=True)
+ARRAYS["where"] = np.where  # (only in the numpy expressions of FUNCTIONS)
+
+
+def node_name(operation):
+    """PyTorch's node name for an operation: exp -> ExpBackward0, log1p -> Log1PBackward0."""
+    camel = "".join(part[:1].upper() + part[1:] for part in operation.split("_"))
+    return re.sub(r"(?<=\d)[a-z]", lambda m: m.group().upper(), camel) + "Backward0"
+
+
+def _named(function, name, doc):
+    """`function` under the operation's name (its own code object, so profiles and tracebacks
+    name it) and docstring."""
+    function.__code__ = function.__code__.replace(co_name=name)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__, function.__module__ = doc, __name__
+    return function
+
+
+def _unary(name, numpy_function, node_type, keeps_dtype):
+    """The operation `name`: numpy_function of self's values, recorded by node_type, which saves
+    `self` or `result` when its formula names it."""
+    keep = "result" if "result" in node_type.uses else "self" if "self" in node_type.uses else None
+
+    def operation(self):
+        data = numpy_function(self._data if keeps_dtype else float_values(self))
+        if keep == "result":
+            return record(node_type, data, (self,), {}, save_result_as="result")
+        return record(node_type, data, (self,), {"self": self} if keep else {})
+
+    return operation
+
+
+def _function(signature, expression, node_type):
+    """(numpy form, Tensor form) of a FUNCTIONS entry: the Tensor form records node_type, whose
+    inputs are the parameters with a gradient and which saves those its formulas name."""
+    name, params = re.fullmatch(r"(\w+)\((.*)\)", signature).groups()
+    params = params.split(", ")
+    on_arrays = eval(f"lambda {', '.join(params)}: {expression}", ARRAYS)
+    inputs = [params.index(p) for p in node_type.inputs]
+    saves = [params.index(p) for p in node_type.uses]
+
+    def on_tensors(*args):
+        data = on_arrays(*[a._data if isinstance(a, Tensor) else a for a in args])
+        saved = {params[i]: args[i] for i in saves}
+        return record(node_type, data, tuple([args[i] for i in inputs]), saved)
+
+    doc = f"{signature} = {expression}, recorded as {node_type.__name__} (create_graph)."
+    return _named(on_arrays, name, doc), _named(on_tensors, name, doc)
+
+
+# The helpers' names first (a name a formula reads is a helper's, or else a saved value's) ...
+for _signature in FUNCTIONS:
+    ARRAYS[_signature.partition("(")[0]] = TENSORS[_signature.partition("(")[0]] = None
+for _name in [*UNARY, "sgn"]:
+    ARRAYS[_name] = TENSORS[_name] = None
+# ... then the nodes, and the operations that record them.
+NODE_TYPES = {
+    name: formula_node(name, f"out = {doc}", grads) for name, (doc, grads) in NODES.items()
+}
+for _signature, (_expression, _node, _grads) in FUNCTIONS.items():
+    NODE_TYPES[_node] = formula_node(_node, f"out = {_signature}", _grads)
+    _name = _signature.partition("(")[0]
+    ARRAYS[_name], TENSORS[_name] = _function(_signature, _expression, NODE_TYPES[_node])
+OPERATIONS = {}  # the UNARY operations: {name: function}
+for _name, (_numpy, _grad, _doc) in UNARY.items():
+    _node = NODE_TYPES[node_name(_name)] = formula_node(
+        node_name(_name), f"out = {_name}(self): {_doc}", {"self": _grad}
+    )
+    ARRAYS[_name] = _numpy
+    TENSORS[_name] = OPERATIONS[_name] = _named(
+        _unary(_name, _numpy, _node, _name in KEEPS_DTYPE), _name, f"{_doc}; backward: {_grad}."
+    )
+globals().update(NODE_TYPES)
+globals().update(OPERATIONS)
+globals().update({name: TENSORS[name] for name in map(lambda s: s.partition("(")[0], FUNCTIONS)})
+
+
+def sgn(self):
+    """The sign of each element (-1, 0 or 1), as abs's backward uses it; backward: 0."""
+    data = np.sign(self._data)
+    return record(
+        NODE_TYPES["SgnBackward0"], data, (self,), {"self": self}, save_result_as="result"
+    )
+
+
+ARRAYS["sgn"], TENSORS["sgn"] = np.sign, sgn
