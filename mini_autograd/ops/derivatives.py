@@ -258,16 +258,17 @@ for _name in [*UNARY, "sgn"]:
     ARRAYS[_name] = TENSORS[_name] = None
 # ... then the nodes, and the operations that record them.
 NODE_TYPES = {
-    name: formula_node(name, f"out = {doc}", grads) for name, (doc, grads) in NODES.items()
+    name: formula_node(name, f"out = {doc}", grads, __name__)
+    for name, (doc, grads) in NODES.items()
 }
 for _signature, (_expression, _node, _grads) in FUNCTIONS.items():
-    NODE_TYPES[_node] = formula_node(_node, f"out = {_signature}", _grads)
+    NODE_TYPES[_node] = formula_node(_node, f"out = {_signature} = {_expression}", _grads, __name__)
     _name = _signature.partition("(")[0]
     ARRAYS[_name], TENSORS[_name] = _function(_signature, _expression, NODE_TYPES[_node])
 OPERATIONS = {}  # the UNARY operations: {name: function}
 for _name, (_numpy, _grad, _doc) in UNARY.items():
     _node = NODE_TYPES[node_name(_name)] = formula_node(
-        node_name(_name), f"out = {_name}(self): {_doc}", {"self": _grad}
+        node_name(_name), f"out = {_name}(self): {_doc}", {"self": _grad}, __name__
     )
     ARRAYS[_name] = _numpy
     TENSORS[_name] = OPERATIONS[_name] = _named(

@@ -80,29 +80,27 @@ def saved_array(saved, node, grad):
     return array
 
 
-def formula_node(name, doc, formulas, base=FormulaNode):
-    """The node class `name` for {input: formula text}; its docstring is `doc` and the formulas."""
+def formula_node(name, doc, formulas, module):
+    """The node class `name`, of `module`, for {input: formula text}; its docstring is `doc`
+    and the formulas."""
     known = ARRAYS.keys() | TENSORS.keys() | BUILTINS | {"grad"}
-    uses = sorted({n for text in formulas.values() for n in _names(text)} - known)
+    uses = tuple(sorted({n for text in formulas.values() for n in _names(text)} - known))
+    lines = "\n".join(f"    {input}: {text}" for input, text in formulas.items())
+    attributes = {"__slots__": (), "__doc__": f"{doc}\n\n{lines}", "__module__": module}
+    attributes.update(formulas=compiled(formulas, uses), inputs=tuple(formulas), uses=uses)
+    return type(name, (FormulaNode,), attributes)
+
+
+def compiled(formulas, uses):
+    """{input: formula text} as a node's `formulas`: for each input, (the text, the function on
+    arrays, the function on tensors), each taking `grad` and the saved values named in `uses`."""
     signature = ", ".join(["grad", *uses])
-    compiled = tuple(
+    return tuple(
         (text, *(eval(f"lambda {signature}: {text}", names) for names in (ARRAYS, TENSORS)))
         for text in formulas.values()
-    )
-    lines = "\n".join(f"    {input}: {text}" for input, text in formulas.items())
-    attributes = {"__slots__": (), "__doc__": f"{doc}\n\n{lines}", "__module__": __name__}
-    return type(
-        name,
-        (base,),
-        {**attributes, "formulas": compiled, "inputs": tuple(formulas), "uses": tuple(uses)},
     )
 
 
 def _names(text):
     """The names an expression reads."""
     return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
-
-
-def entry(node_type):
-    """A node class's table entry as text: what it computes, then each input's formula."""
-    return node_type.__doc__
