@@ -377,6 +377,16 @@ BACKWARD_FUNCTIONS = {
         lambda g, y: derivatives.leaky_relu_backward(g, y, 0.2),
         (G, Y),
     ),
+    "hardtanh_backward": (
+        lambda g, y: torch.ops.aten.hardtanh_backward(g, y, -0.5, 0.5),
+        lambda g, y: derivatives.hardtanh_backward(g, y, -0.5, 0.5),
+        (G, Y),
+    ),
+    "log_sigmoid_backward": (  # the buffer, exp(-|self|), outside the graph as logsigmoid keeps it
+        lambda g, y: torch.ops.aten.log_sigmoid_backward(g, y, (-y.detach().abs()).exp()),
+        lambda g, y: derivatives.log_sigmoid_backward(g, y, (-y.detach().abs()).exp()),
+        (G, Y),
+    ),
     "softmax_backward_data": (
         lambda g, y: torch.ops.aten._softmax_backward_data(g, y, -1, y.dtype),
         lambda g, y: derivatives.softmax_backward_data(g, y, -1),
@@ -470,15 +480,12 @@ def test_backward_without_create_graph_records_no_node(op):
     np.testing.assert_allclose(x.grad.numpy(), x_t.grad.numpy(), rtol=1e-6)
 
 
-SOFTMAX_PENDING = pytest.mark.xfail(
-    strict=True, reason="ops/softmax.py does not call softmax_backward_data / log_softmax_..."
-)
 GRADIENT_PROGRAMS = {
     "tanh": lambda lib, x: x.tanh(),
     "sigmoid": lambda lib, x: x.sigmoid(),
     "relu": lambda lib, x: x.relu(),
-    "softmax": pytest.param(lambda lib, x: x.softmax(-1), marks=SOFTMAX_PENDING),
-    "log_softmax": pytest.param(lambda lib, x: x.log_softmax(0), marks=SOFTMAX_PENDING),
+    "softmax": lambda lib, x: x.softmax(-1),
+    "log_softmax": lambda lib, x: x.log_softmax(0),
     "mse_loss": lambda lib, x: lib.nn.functional.mse_loss(x, lib.tensor(X, dtype=lib.float64)),
     "mse_loss_sum": lambda lib, x: lib.nn.functional.mse_loss(x, x.flip(0), reduction="sum"),
 }
@@ -522,7 +529,7 @@ def test_every_backward_function_is_compared():
         and not isinstance(value, type)
         and not name.startswith("_")
     ] + [s.partition("(")[0] for s in derivatives.FUNCTIONS if "_backward" in s]
-    assert len(public) == 7
+    assert len(public) == 9
     for name in public:
         assert any(key.startswith(name) for key in BACKWARD_FUNCTIONS), name
 

@@ -125,6 +125,23 @@ FUNCTIONS = {
             "self": "zeros_like(grad)",
         },
     ),
+    "hardtanh_backward(grad_output, self, min_val, max_val)": (
+        "where((self > min_val) & (self < max_val), grad_output, 0)",
+        "HardtanhBackwardBackward0",
+        {
+            "grad_output": "hardtanh_backward(grad, self, min_val, max_val)",
+            "self": "zeros_like(grad)",
+        },
+    ),
+    # logsigmoid's backward from self and buffer = exp(-|self|), what PyTorch's kernel keeps
+    "log_sigmoid_backward(grad_output, self, buffer)": (
+        "grad_output * where(self < 0, 1 / (1 + buffer), buffer / (1 + buffer))",
+        "LogSigmoidBackwardBackward0",
+        {
+            "grad_output": "log_sigmoid_backward(grad, self, buffer)",
+            "self": "grad * grad_output * sub_scalar(s := sigmoid(self), 1) * s",
+        },
+    ),
     "softmax_backward_data(grad_output, output, dim)": (
         "output * (grad_output - sum_keepdim(grad_output * output, dim))",
         "SoftmaxBackwardDataBackward0",
@@ -189,6 +206,57 @@ NODES = {
     "RoundBackward0": ("round(self), halves to even", {"self": "zeros_like(grad)"}),
     "RoundBackward1": ("round(self, decimals)", {"self": "zeros_like(grad)"}),
     "CloneBackward0": ("a copy of self", {"self": "grad"}),
+    "ClampBackward1": (
+        "min(max(self, min), max), bounds numbers or None",
+        {"self": "where(inside(self, min, max), grad, 0)"},
+    ),
+    "ClampMinBackward0": ("max(self, min), min a number", {"self": "where(self >= min, grad, 0)"}),
+    "ClampMinBackward1": (
+        "max(self, min), min a tensor",
+        {"self": "where(self >= min, grad, 0)", "min": "where(self < min, grad, 0)"},
+    ),
+    "ClampMaxBackward0": ("min(self, max), max a number", {"self": "where(self <= max, grad, 0)"}),
+    "ClampMaxBackward1": (
+        "min(self, max), max a tensor",
+        {"self": "where(self <= max, grad, 0)", "max": "where(self > max, grad, 0)"},
+    ),
+    "MmBackward0": ("self @ mat2", {"self": "mm(grad, t(mat2))", "mat2": "mm(t(self), grad)"}),
+    "BmmBackward0": (
+        "self @ mat2, batch by batch",
+        {"self": "bmm(grad, transpose(mat2, 1, 2))", "mat2": "bmm(transpose(self, 1, 2), grad)"},
+    ),
+    "MvBackward0": ("self @ vec", {"self": "unsqueeze(grad, 1) * vec", "vec": "mv(t(self), grad)"}),
+    "DotBackward0": (
+        "the inner product of self and tensor",
+        {"self": "grad * tensor", "tensor": "grad * self"},
+    ),
+    "SoftmaxBackward0": (
+        "exp(self) / sum(exp(self), dim)",
+        {"self": "softmax_backward_data(grad, result, dim)"},
+    ),
+    "LogSoftmaxBackward0": (
+        "self - log(sum(exp(self), dim))",
+        {"self": "log_softmax_backward_data(grad, result, dim)"},
+    ),
+    "HardtanhBackward0": (
+        "clamp(self, min_val, max_val)",
+        {"self": "hardtanh_backward(grad, self, min_val, max_val)"},
+    ),
+    "LogSigmoidBackward0": (
+        "log(sigmoid(self))",
+        {"self": "log_sigmoid_backward(grad, self, buffer)"},
+    ),
+    # silu and mish differentiate their backward as the elementary operations it is made of
+    "SiluBackward0": (
+        "self * sigmoid(self)",
+        {"self": "grad * (s := sigmoid(self)) * add_scalar(self * one_minus(s), 1)"},
+    ),
+    "MishBackward0": (
+        "self * tanh(softplus(self))",
+        {
+            "self": "grad * ((t := tanh(log1p(exp(self)))) + self * sigmoid(self) * one_minus(t * t))"
+        },
+    ),
 }
 
 # The helpers formulas call besides the operations above, in their two forms: numpy's, Tensors'
@@ -201,7 +269,34 @@ ARRAYS["zeros_like"], TENSORS["zeros_like"] = (
 )
 ARRAYS["sum_keepdim"] = lambda x, dim: x.sum(axis=normalize_dim(dim, x.ndim), keepdims=True)
 TENSORS["sum_keepdim"] = lambda x, dim: x.sum(dim, keepdim=True)
-ARRAYS["where"] = np.where  # (only in the numpy expressions of FUNCTIONS)
+ARRAYS["where"], TENSORS["where"] = np.where, lambda condition, t, other: t.where(condition, other)
+
+
+def one_minus(t):
+    """1 - t as PyTorch's backward formulas write it: a tensor subtraction (SubBackward0)."""
+    return t._make_plain(np.asarray(1, t._data.dtype)).sub(t)
+
+
+ARRAYS["one_minus"], TENSORS["one_minus"] = lambda t: 1 - t, one_minus
+ARRAYS["mm"] = ARRAYS["bmm"] = ARRAYS["mv"] = np.matmul
+TENSORS["mm"], TENSORS["bmm"] = lambda a, b: a.mm(b), lambda a, b: a.bmm(b)
+TENSORS["mv"], TENSORS["t"], ARRAYS["t"] = lambda a, b: a.mv(b), lambda a: a.t(), np.transpose
+ARRAYS["transpose"], TENSORS["transpose"] = np.swapaxes, lambda t, a, b: t.transpose(a, b)
+ARRAYS["unsqueeze"], TENSORS["unsqueeze"] = np.expand_dims, lambda t, dim: t.unsqueeze(dim)
+
+
+def inside(x, low, high):
+    """The bool array (or tensor, for tensors) `low <= x <= high`; a bound of None does not limit."""
+    values = [getattr(v, "_data", v) for v in (x, low, high)]
+    mask = np.ones(np.shape(values[0]), dtype=bool)
+    if low is not None:
+        mask = mask & (values[0] >= values[1])
+    if high is not None:
+        mask = mask & (values[0] <= values[2])
+    return mask if x is values[0] else Tensor._make(mask)
+
+
+ARRAYS["inside"] = TENSORS["inside"] = inside
 
 
 def node_name(operation):

@@ -12,7 +12,6 @@ what it does is recorded with PyTorch's names, so it can be differentiated again
 """
 
 import ast
-import builtins
 
 from ..node import Node
 from ..saved import SavedTensor
@@ -20,7 +19,7 @@ from ..tensor_data import TensorData
 from .broadcasting import sum_to
 
 ARRAYS, TENSORS = {}, {}  # the helpers formulas may call: {name: its numpy form / Tensor form}
-BUILTINS = set(dir(builtins))  # (float(exponent)...)
+BUILTINS = {"float"}  # the builtins formulas call (min and max are saved names: clamp's bounds)
 
 
 class FormulaNode(Node):
@@ -102,5 +101,7 @@ def compiled(formulas, uses):
 
 
 def _names(text):
-    """The names an expression reads."""
-    return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
+    """The names an expression reads, but those it names itself (`(s := sigmoid(self))`)."""
+    nodes = list(ast.walk(ast.parse(text, mode="eval")))
+    named = {n.target.id for n in nodes if isinstance(n, ast.NamedExpr)}
+    return {n.id for n in nodes if isinstance(n, ast.Name)} - named

@@ -7,7 +7,7 @@ from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
 from .broadcasting import summed_to_inputs
-from .derivatives import mul_scalar
+from .derivatives import BmmBackward0, DotBackward0, MmBackward0, MvBackward0, mul_scalar
 from .recording import SCALAR_TYPE_NAMES, record
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
@@ -15,54 +15,6 @@ from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 def _strides(array):
     # Saved only for an input that needs a gradient (otherwise PyTorch saves an empty tuple).
     return tuple(s // array.itemsize for s in array.strides)
-
-
-class MmBackward0(Node):
-    """out = self @ mat2:  d self = g @ mat2.T,  d mat2 = self.T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            mm(g, self.saved("mat2").t()) if self.needs_input_grad(0) else None,
-            mm(self.saved("self").t(), g) if self.needs_input_grad(1) else None,
-        )
-
-
-class BmmBackward0(Node):
-    """out = self @ mat2 per batch:  d self = g @ mat2^T,  d mat2 = self^T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            bmm(g, self.saved("mat2").transpose(1, 2)) if self.needs_input_grad(0) else None,
-            bmm(self.saved("self").transpose(1, 2), g) if self.needs_input_grad(1) else None,
-        )
-
-
-class MvBackward0(Node):
-    """out = self @ vec:  d self = outer(g, vec),  d vec = self.T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            unsqueeze(g, 1) * self.saved("vec") if self.needs_input_grad(0) else None,
-            mv(self.saved("self").t(), g) if self.needs_input_grad(1) else None,
-        )
-
-
-class DotBackward0(Node):
-    """out = self . tensor:  d self = g * tensor,  d tensor = g * self."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            g * self.saved("tensor") if self.needs_input_grad(0) else None,
-            g * self.saved("self") if self.needs_input_grad(1) else None,
-        )
 
 
 _CPP_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int"}

@@ -8,7 +8,15 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape, summed_to_inputs
-from .derivatives import div_scalar
+from .derivatives import (
+    ClampBackward1,
+    ClampMaxBackward0,
+    ClampMaxBackward1,
+    ClampMinBackward0,
+    ClampMinBackward1,
+    div_scalar,
+    inside,
+)
 from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
 
 # The C++ names PyTorch's masked_fill prints for a mask that is not bool
@@ -38,26 +46,6 @@ class WhereBackward0(Node):
         )
 
 
-def _inside(x, low, high):
-    """The bool tensor `low <= x <= high` (a bound that is None does not limit)."""
-    inside = np.ones(x.shape, dtype=bool)
-    if low is not None:
-        inside = inside & (x >= low)._data
-    if high is not None:
-        inside = inside & (x <= high)._data
-    return Tensor._make(inside)
-
-
-class ClampBackward1(Node):
-    """out = min(max(self, min), max), numbers:  d self = g where min <= self <= max, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s = self._saved
-        return (where(_inside(self.saved("self"), s["min"], s["max"]), g, 0),)
-
-
 class ClampBackward0(Node):
     """out = min(max(self, min), max), tensors:  g goes to self, min or max, whichever is out.
 
@@ -78,55 +66,9 @@ class ClampBackward0(Node):
             to_high = above if low is None else Tensor._make(above._data | (high < low)._data)
         return summed_to_inputs(
             self,
-            where(_inside(x, low, high), g, 0) if self.needs_input_grad(0) else None,
+            where(inside(x, low, high), g, 0) if self.needs_input_grad(0) else None,
             None if to_low is None else where(to_low, g, 0),
             None if to_high is None else where(to_high, g, 0),
-        )
-
-
-class ClampMinBackward0(Node):
-    """out = max(self, min), min a number:  d self = g where self >= min, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (where(self.saved("self") >= self._saved["min"], g, 0),)
-
-
-class ClampMinBackward1(Node):
-    """out = max(self, min), min a tensor:  d self = g where self >= min,  d min = g elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, bound = self.saved("self"), self.saved("min")
-        return summed_to_inputs(
-            self,
-            where(x >= bound, g, 0) if self.needs_input_grad(0) else None,
-            where(x < bound, g, 0) if self.needs_input_grad(1) else None,
-        )
-
-
-class ClampMaxBackward0(Node):
-    """out = min(self, max), max a number:  d self = g where self <= max, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (where(self.saved("self") <= self._saved["max"], g, 0),)
-
-
-class ClampMaxBackward1(Node):
-    """out = min(self, max), max a tensor:  d self = g where self <= max,  d max = g elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, bound = self.saved("self"), self.saved("max")
-        return summed_to_inputs(
-            self,
-            where(x <= bound, g, 0) if self.needs_input_grad(0) else None,
-            where(x > bound, g, 0) if self.needs_input_grad(1) else None,
         )
 
 
