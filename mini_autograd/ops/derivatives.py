@@ -206,6 +206,44 @@ NODES = {
     "RoundBackward0": ("round(self), halves to even", {"self": "zeros_like(grad)"}),
     "RoundBackward1": ("round(self, decimals)", {"self": "zeros_like(grad)"}),
     "CloneBackward0": ("a copy of self", {"self": "grad"}),
+    "ToCopyBackward0": ("self cast to another dtype", {"self": "cast(grad, args)"}),
+    # A reduction's gradient goes back to every element it reduced. dtype= changed the result's
+    # dtype: the gradient is cast back, to_dtype(g, args), as PyTorch's engine casts it.
+    "SumBackward0": (
+        "sum(self)",
+        {"self": "to_dtype(expand_back(grad, None, False, self_sym_sizes), args)"},
+    ),
+    "SumBackward1": (
+        "sum(self, dim), args = (the dims, as indices; self's dtype if dtype= changed it)",
+        {"self": "to_dtype(expand_back(grad, args[0], keepdim, self_sym_sizes), args[1])"},
+    ),
+    "MeanBackward0": (
+        "mean(self)",
+        {
+            "self": "to_dtype(div_scalar(expand_back(grad, None, False, self_sym_sizes), "
+            "self_sym_numel), args)"
+        },
+    ),
+    "MeanBackward1": (
+        "mean(self, dim), args as sum's",
+        {
+            "self": "to_dtype(div_scalar(expand_back(grad, args[0], keepdim, self_sym_sizes), "
+            "self_sym_numel // (numel(grad) or 1)), args[1])"
+        },
+    ),
+    "TraceBackward0": (
+        "the sum of the diagonal of self",
+        {"self": "grad * eye(self_sym_sizes, grad)"},
+    ),
+    "TrilBackward0": ("self, 0 above the diagonal `diagonal`", {"self": "tril(grad, diagonal)"}),
+    "TriuBackward0": ("self, 0 below the diagonal `diagonal`", {"self": "triu(grad, diagonal)"}),
+    "FlipBackward0": ("self reversed along dims", {"self": "flip(grad, dims)"}),
+    "ZeroBackward0": ("self.zero_()", {"self": "grad * 0"}),
+    "FillBackward2": ("self.fill_(value), value a number", {"self": "grad * 0"}),
+    "FillBackward3": (
+        "self.fill_(value), value a 0-d tensor",
+        {"self": "zeros_like(grad)", "value": "grad.sum()"},
+    ),
     "ClampBackward1": (
         "min(max(self, min), max), bounds numbers or None",
         {"self": "where(inside(self, min, max), grad, 0)"},
@@ -278,11 +316,44 @@ def one_minus(t):
 
 
 ARRAYS["one_minus"], TENSORS["one_minus"] = lambda t: 1 - t, one_minus
+ARRAYS["tril"], TENSORS["tril"] = np.tril, lambda t, diagonal: t.tril(diagonal)
+ARRAYS["triu"], TENSORS["triu"] = np.triu, lambda t, diagonal: t.triu(diagonal)
+ARRAYS["flip"], TENSORS["flip"] = np.flip, lambda t, dims: t.flip(*dims)
+ARRAYS["eye"] = lambda sizes, like: np.eye(*sizes, dtype=like.dtype)
+TENSORS["eye"] = lambda sizes, like: Tensor._make(np.eye(*sizes, dtype=like._data.dtype))
+ARRAYS["numel"], TENSORS["numel"] = np.size, lambda t: t._data.size
 ARRAYS["mm"] = ARRAYS["bmm"] = ARRAYS["mv"] = np.matmul
 TENSORS["mm"], TENSORS["bmm"] = lambda a, b: a.mm(b), lambda a, b: a.bmm(b)
 TENSORS["mv"], TENSORS["t"], ARRAYS["t"] = lambda a, b: a.mv(b), lambda a: a.t(), np.transpose
 ARRAYS["transpose"], TENSORS["transpose"] = np.swapaxes, lambda t, a, b: t.transpose(a, b)
 ARRAYS["unsqueeze"], TENSORS["unsqueeze"] = np.expand_dims, lambda t, dim: t.unsqueeze(dim)
+
+
+def expand_back(g, dims, keepdim, shape):
+    """A reduced gradient broadcast back to `shape`, the dims it reduced without keepdim put
+    back first (ascending, so each lands where it was, as PyTorch unsqueezes them)."""
+    if isinstance(g, Tensor):
+        for d in dims if dims is not None and not keepdim else ():
+            g = g.unsqueeze(d)
+        return g.expand(*shape)
+    return np.broadcast_to(g if dims is None or keepdim else np.expand_dims(g, dims), shape)
+
+
+ARRAYS["expand_back"] = TENSORS["expand_back"] = expand_back
+
+
+def cast(self, np_dtype):
+    """self converted to another dtype (recorded as ToCopyBackward0; an integer or bool result
+    is not recorded: it cannot require grad)."""
+    data = self._data.astype(np_dtype)
+    if data.dtype.kind != "f":
+        return Tensor._make(data)
+    return record(NODE_TYPES["ToCopyBackward0"], data, (self,), args=self._data.dtype)
+
+
+ARRAYS["cast"], TENSORS["cast"] = lambda g, dtype: g.astype(dtype), cast
+ARRAYS["to_dtype"] = lambda g, dtype: g if dtype is None or g.dtype == dtype else g.astype(dtype)
+TENSORS["to_dtype"] = lambda g, dtype: g if dtype in (None, g._data.dtype) else cast(g, dtype)
 
 
 def inside(x, low, high):

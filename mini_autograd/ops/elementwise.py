@@ -18,6 +18,7 @@ from .derivatives import (
     LeakyReluBackward0,
     RoundBackward0,
     RoundBackward1,
+    cast,
     leaky_relu_backward,
     reciprocal,
 )
@@ -60,15 +61,6 @@ LEAKY_RELU_NEGATIVE_SLOPE = (
     "call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you "
     "do require supporting in-place leakRelu backward calculation with negative slope"
 )
-
-
-class ToCopyBackward0(Node):
-    """out = self cast to another dtype:  d self = g cast back."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (cast(g, self.args),)
 
 
 def atan2(self, other):
@@ -153,15 +145,6 @@ def contiguous(self):
 def is_contiguous(self):
     """True when the elements are laid out row by row in memory (no view has reordered them)."""
     return self._data.flags.c_contiguous
-
-
-def cast(self, np_dtype):
-    """self converted to another dtype (recorded as ToCopyBackward0; an integer or bool result
-    is not recorded: it cannot require grad)."""
-    data = self._data.astype(np_dtype)
-    if data.dtype.kind != "f":
-        return Tensor._make(data)
-    return record(ToCopyBackward0, data, (self,), args=self._data.dtype)
 
 
 def tensor_type(self, dtype=None, non_blocking=False, **kwargs):

@@ -36,7 +36,7 @@ class FormulaNode(Node):
         on_arrays = not isinstance(grad, TensorData)
         values = [grad]
         for name in self.uses:
-            value = self._saved[name]
+            value = self._saved[name] if name != "args" else self.args  # (args: not saved)
             if type(value) is SavedTensor:
                 value = saved_array(value, self, grad) if on_arrays else value.unpack(self)
             values.append(value)

@@ -7,7 +7,16 @@ from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
 from .broadcasting import summed_to_inputs
-from .derivatives import BmmBackward0, DotBackward0, MmBackward0, MvBackward0, mul_scalar
+from .derivatives import (
+    BmmBackward0,
+    DotBackward0,
+    MmBackward0,
+    MvBackward0,
+    TraceBackward0,
+    TrilBackward0,
+    TriuBackward0,
+    mul_scalar,
+)
 from .recording import SCALAR_TYPE_NAMES, record
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
@@ -226,16 +235,6 @@ def _diagonal_selector(rows, cols, offset):
     return selector
 
 
-class TraceBackward0(Node):
-    """out = sum of the diagonal of self:  d self = g on the diagonal, 0 elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        rows, cols = self._saved["self_sym_sizes"]
-        return (g * Tensor._make(np.eye(rows, cols, dtype=g._data.dtype)),)
-
-
 def trace(self):
     """The sum of the diagonal of a matrix (integers give int64); backward: g on the diagonal."""
     if self._data.ndim != 2:
@@ -284,24 +283,6 @@ def diag(self, diagonal=0):
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
     data = np.diag(x, diagonal)
     return record(DiagEmbedBackward0, data, (self,), {"dim1": -2, "dim2": -1, "offset": diagonal})
-
-
-class TrilBackward0(Node):
-    """out = self with the elements above the `diagonal` diagonal set to 0:  d self = tril(g)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (tril(g, self._saved["diagonal"]),)
-
-
-class TriuBackward0(Node):
-    """out = self with the elements below the `diagonal` diagonal set to 0:  d self = triu(g)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (triu(g, self._saved["diagonal"]),)
 
 
 def tril(self, diagonal=0):
