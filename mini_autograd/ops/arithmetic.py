@@ -25,10 +25,10 @@ from .derivatives import (
     mul_scalar,
     reciprocal,
     sub_scalar,
+    zero_like,
 )
 from .piecewise import where
 from .recording import promote, record
-from .scalar import zero_outside_graph
 
 
 class PowBackward1(Node):
@@ -43,10 +43,10 @@ class PowBackward1(Node):
         if self.needs_input_grad(0):
             zero_exponent = Tensor._make(exponent._data == 0)
             grad = g * (exponent * base ** sub_scalar(exponent, 1))
-            grad_base = where(zero_exponent, zero_outside_graph(g), grad)
+            grad_base = where(zero_exponent, zero_like(g), grad)
         if self.needs_input_grad(1):
             zero_base = Tensor._make((base._data == 0) & (exponent._data >= 0))
-            grad_exponent = g * where(zero_base, zero_outside_graph(g), result * base.log())
+            grad_exponent = g * where(zero_base, zero_like(g), result * base.log())
         return summed_to_inputs(self, grad_base, grad_exponent)
 
 
@@ -64,9 +64,7 @@ class PowBackward2(Node):
         log_base = math.log(base) if base > 0 else (-math.inf if base == 0 else math.nan)
         factor = mul_scalar(self.saved("result"), log_base)
         if base == 0:
-            factor = where(
-                Tensor._make(self.saved("exponent")._data >= 0), zero_outside_graph(g), factor
-            )
+            factor = where(Tensor._make(self.saved("exponent")._data >= 0), zero_like(g), factor)
         return (g * factor,)
 
 

@@ -24,9 +24,9 @@ import re
 import numpy as np
 
 from ..tensor import Tensor
+from .broadcasting import sum_to
 from .formulas import ARRAYS, TENSORS, formula_node
 from .recording import float_values, record
-from .shape import normalize_dim
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf: math.erf, element by element
 
@@ -206,6 +206,36 @@ NODES = {
     "RoundBackward0": ("round(self), halves to even", {"self": "zeros_like(grad)"}),
     "RoundBackward1": ("round(self, decimals)", {"self": "zeros_like(grad)"}),
     "CloneBackward0": ("a copy of self", {"self": "grad"}),
+    # The views: the gradient is viewed back as the input was.
+    "ViewBackward0": ("self viewed with another shape", {"self": "reshape(grad, self_sym_sizes)"}),
+    "UnsafeViewBackward0": (
+        "a copy of self viewed with another shape (reshape of a non-viewable tensor)",
+        {"self": "reshape(grad, self_sym_sizes)"},
+    ),
+    "TransposeBackward0": (
+        "self with dim0 and dim1 swapped",
+        {"self": "transpose(grad, dim0, dim1)"},
+    ),
+    "TBackward0": ("self.t()", {"self": "t(grad)"}),
+    "PermuteBackward0": (
+        "self with its dims in the order args",
+        {"self": "permute_back(grad, args)"},
+    ),
+    "UnsqueezeBackward0": ("self with a new size-1 dim, args", {"self": "squeeze(grad, args)"}),
+    "SqueezeBackward0": ("self without its size-1 dims", {"self": "reshape(grad, self_sym_sizes)"}),
+    "SqueezeBackward1": (
+        "self without size-1 dim `dim`",
+        {"self": "reshape(grad, self_sym_sizes)"},
+    ),
+    "SqueezeBackward4": (
+        "the squeeze inside `vector @ matrix` (PyTorch's dims variant)",
+        {"self": "reshape(grad, self_sym_sizes)"},
+    ),
+    "ExpandBackward0": (
+        "self broadcast to a larger shape",
+        {"self": "sum_to(grad, self_sym_sizes)"},
+    ),
+    "AliasBackward0": ("self[...], the same tensor", {"self": "grad"}),
     "ToCopyBackward0": ("self cast to another dtype", {"self": "cast(grad, args)"}),
     # A reduction's gradient goes back to every element it reduced. dtype= changed the result's
     # dtype: the gradient is cast back, to_dtype(g, args), as PyTorch's engine casts it.
@@ -243,6 +273,33 @@ NODES = {
     "FillBackward3": (
         "self.fill_(value), value a 0-d tensor",
         {"self": "zeros_like(grad)", "value": "grad.sum()"},
+    ),
+    "WhereBackward0": (
+        "where(condition, self, other)",
+        {"self": "where(condition, grad, 0)", "other": "where(condition, 0, grad)"},
+    ),
+    "MaskedFillBackward0": (
+        "self, value (a number) where mask",
+        {"self": "masked_fill(grad, mask, 0)"},
+    ),
+    "MaskedFillBackward1": (
+        "self, value (a 0-d tensor) where mask",
+        {"self": "masked_fill(grad, mask, 0)", "value": "where(mask, grad, 0).sum()"},
+    ),
+    # the larger (smaller) one gets grad; where they tie, each gets half
+    "MaximumBackward0": (
+        "maximum(self, other)",
+        {
+            "self": "masked_fill(where(self == other, div_scalar(grad, 2), grad), self < other, 0)",
+            "other": "masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)",
+        },
+    ),
+    "MinimumBackward0": (
+        "minimum(self, other)",
+        {
+            "self": "masked_fill(where(self == other, div_scalar(grad, 2), grad), self > other, 0)",
+            "other": "masked_fill(where(self == other, div_scalar(grad, 2), grad), self < other, 0)",
+        },
     ),
     "ClampBackward1": (
         "min(max(self, min), max), bounds numbers or None",
@@ -301,13 +358,34 @@ NODES = {
 for _name, _value in {"LN2": math.log(2), "LN10": math.log(10)}.items():
     ARRAYS[_name] = TENSORS[_name] = _value
 ARRAYS["TWO_OVER_SQRT_PI"] = TENSORS["TWO_OVER_SQRT_PI"] = 2 / math.sqrt(math.pi)
-ARRAYS["zeros_like"], TENSORS["zeros_like"] = (
-    np.zeros_like,
-    lambda t: t._make_plain(np.zeros_like(t._data)),
-)
-ARRAYS["sum_keepdim"] = lambda x, dim: x.sum(axis=normalize_dim(dim, x.ndim), keepdims=True)
+
+
+def zeros_like(like):
+    """Zeros shaped as `like`, outside the graph (PyTorch's zeros_like in a backward formula)."""
+    return Tensor._make(np.zeros_like(like._data))
+
+
+def zero_like(like):
+    """A 0-d zero in like's dtype, outside the graph (PyTorch's at::zeros({}, grad.options()))."""
+    return Tensor._make(np.zeros((), like._data.dtype))
+
+
+ARRAYS["zeros_like"], TENSORS["zeros_like"] = np.zeros_like, zeros_like
+ARRAYS["sum_keepdim"] = lambda x, dim: x.sum(axis=dim, keepdims=True)
 TENSORS["sum_keepdim"] = lambda x, dim: x.sum(dim, keepdim=True)
-ARRAYS["where"], TENSORS["where"] = np.where, lambda condition, t, other: t.where(condition, other)
+
+
+def where(condition, input, other):
+    """where(condition, input, other) for tensors, as a formula calls it (input: a tensor or a
+    number): piecewise.where, through the method of a tensor (piecewise.py imports this module)."""
+    if not isinstance(input, Tensor):
+        input = Tensor._make(np.asarray(input, other._data.dtype))
+    return input.where(condition, other)
+
+
+ARRAYS["where"], TENSORS["where"] = np.where, where
+ARRAYS["masked_fill"] = lambda t, mask, value: np.where(mask, value, t)
+TENSORS["masked_fill"] = lambda t, mask, value: t.masked_fill(mask, value)
 
 
 def one_minus(t):
@@ -316,6 +394,11 @@ def one_minus(t):
 
 
 ARRAYS["one_minus"], TENSORS["one_minus"] = lambda t: 1 - t, one_minus
+ARRAYS["reshape"], TENSORS["reshape"] = np.reshape, lambda t, shape: t.reshape(shape)
+ARRAYS["squeeze"], TENSORS["squeeze"] = np.squeeze, lambda t, dim: t.squeeze(dim)
+ARRAYS["permute_back"] = lambda t, dims: np.transpose(t, np.argsort(dims))
+TENSORS["permute_back"] = lambda t, dims: t.permute(*np.argsort(dims).tolist())
+ARRAYS["sum_to"] = TENSORS["sum_to"] = sum_to
 ARRAYS["tril"], TENSORS["tril"] = np.tril, lambda t, diagonal: t.tril(diagonal)
 ARRAYS["triu"], TENSORS["triu"] = np.triu, lambda t, diagonal: t.triu(diagonal)
 ARRAYS["flip"], TENSORS["flip"] = np.flip, lambda t, dims: t.flip(*dims)

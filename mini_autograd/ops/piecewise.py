@@ -14,7 +14,11 @@ from .derivatives import (
     ClampMaxBackward1,
     ClampMinBackward0,
     ClampMinBackward1,
-    div_scalar,
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    MaximumBackward0,
+    MinimumBackward0,
+    WhereBackward0,
     inside,
 )
 from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
@@ -30,20 +34,6 @@ _C_TYPE_NAMES = {
     "int64": "long int",
     "uint8": "unsigned char",
 }
-
-
-class WhereBackward0(Node):
-    """out = where(condition, self, other):  d self = g where condition, d other = g elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        condition = self.saved("condition")
-        return summed_to_inputs(
-            self,
-            where(condition, g, 0) if self.needs_input_grad(0) else None,
-            where(condition, 0, g) if self.needs_input_grad(1) else None,
-        )
 
 
 class ClampBackward0(Node):
@@ -69,61 +59,6 @@ class ClampBackward0(Node):
             where(inside(x, low, high), g, 0) if self.needs_input_grad(0) else None,
             None if to_low is None else where(to_low, g, 0),
             None if to_high is None else where(to_high, g, 0),
-        )
-
-
-class MaximumBackward0(Node):
-    """out = maximum(self, other):  g goes to the larger one; half to each where they tie."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, other = self.saved("self"), self.saved("other")
-        return _share(self, g, x == other, (x < other, x > other))
-
-
-class MinimumBackward0(Node):
-    """out = minimum(self, other):  g goes to the smaller one; half to each where they tie."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, other = self.saved("self"), self.saved("other")
-        return _share(self, g, x == other, (x > other, x < other))
-
-
-def _share(node, g, ties, lost):
-    """(d self, d other): g, halved where they tie, 0 where that input lost."""
-    grads = [
-        masked_fill(where(ties, div_scalar(g, 2), g), lost[i], 0)
-        if node.needs_input_grad(i)
-        else None
-        for i in range(2)
-    ]
-    return summed_to_inputs(node, *grads)
-
-
-class MaskedFillBackward0(Node):
-    """out = self with `value` (a number) where mask is True:  d self = g, 0 where filled."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return summed_to_inputs(self, masked_fill(g, self.saved("mask"), 0))
-
-
-class MaskedFillBackward1(Node):
-    """out = self with `value` (a 0-d tensor) where mask:  d self = g, 0 where filled;
-    d value = the sum of g where filled."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        mask = self.saved("mask")
-        return summed_to_inputs(
-            self,
-            masked_fill(g, mask, 0) if self.needs_input_grad(0) else None,
-            where(mask, g, 0).sum() if self.needs_input_grad(1) else None,
         )
 
 
