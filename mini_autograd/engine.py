@@ -81,6 +81,8 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                 grads = pre_hooks(node, grads)
             if grads[0] is None and _nothing_to_compute(node, grads):
                 outputs = (None,) * len(node.next_functions)
+            elif apply_node is None and (create_graph or hasattr(type(node).apply, "takes_arrays")):
+                outputs = node.apply(*grads)  # (the common case of arrays.run, without a call)
             else:
                 outputs = run(node, grads) if apply_node is None else apply_node(node, grads)
             if node._hooks:
@@ -90,7 +92,9 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
             for (next_node, nr), g in zip(node.next_functions, outputs):
                 if next_node is None or (wanted is not None and next_node not in wanted):
                     continue
-                if g is not None:
+                if g is not None and nr == 0 and next_node not in buffers:
+                    buffers[next_node] = [g]  # the first gradient for a first input: most often
+                elif g is not None:
                     _add_to_buffer(buffers, next_node, nr, g)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
@@ -140,9 +144,6 @@ def _add_to_buffer(buffers, node, nr, g):
     """Add gradient `g` for input `nr` of `node` to what already arrived there."""
     buffer = buffers.get(node)
     if buffer is None:
-        if nr == 0:
-            buffers[node] = [g]  # the first gradient for a node's first input: most often
-            return
         buffer = buffers[node] = [None] * (nr + 1)
     elif len(buffer) <= nr:
         buffer.extend([None] * (nr + 1 - len(buffer)))

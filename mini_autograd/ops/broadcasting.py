@@ -55,6 +55,8 @@ def sum_to(grad, shape):
 
 def summed_to_inputs(node, *grads):
     """The gradients for node's inputs, each summed back to its input's shape (None stays None)."""
+    if node.input_shapes is None:  # nothing was broadcast
+        return grads
     return tuple(
         [
             g if g is None or g._data.shape == shape else sum_to(g, shape)

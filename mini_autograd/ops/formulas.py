@@ -25,30 +25,50 @@ BUILTINS = {"float"}  # the builtins formulas call (min and max are saved names:
 class FormulaNode(Node):
     """A node whose backward is its table entry: `formulas` holds, for each of its `inputs`, (the
     text, the function on arrays, the function on tensors), each taking `grad` and the values
-    it saved that the formulas name, `uses`."""
+    it saved that the formulas name, `uses`. Its `apply` is written from the entry (`source`)."""
 
     __slots__ = ()
     formulas = inputs = uses = ()
+    source = ""
 
-    def apply(self, grad):
-        """Each input's formula, run on what `grad` is (arrays or tensors); None where no
-        gradient is wanted; summed back to its input's shape when the operation broadcast."""
-        on_arrays = not isinstance(grad, TensorData)
-        values = [grad]
-        for name in self.uses:
-            value = self._saved[name] if name != "args" else self.args  # (args: not saved)
-            if type(value) is SavedTensor:
-                value = saved_array(value, self, grad) if on_arrays else value.unpack(self)
-            values.append(value)
-        grads = [
-            None if edge[0] is None else formula[1 if on_arrays else 2](*values)
-            for edge, formula in zip(self.next_functions, self.formulas)
-        ]
-        if self.input_shapes is None:
-            return grads
-        return [g if g is None else sum_to(g, s) for g, s in zip(grads, self.input_shapes)]
 
-    apply.takes_arrays = True  # the engine hands it arrays unless create_graph (engine.py)
+# A node's apply, written from its entry: the saved values its formulas read, unpacked as arrays
+# or as tensors (whichever grad is), then each input's formula where its gradient is wanted,
+# summed back to the input's shape where the operation broadcast.
+APPLY = """def apply(self, grad):
+    \"\"\"The formulas of the node's entry (its class's docstring), on arrays or on tensors.\"\"\"
+    on_arrays = not isinstance(grad, TensorData)
+    saved = self._saved
+{unpack}    formulas, edges, k = self.formulas, self.next_functions, 1 if on_arrays else 2
+    grads = ({grads})
+    return grads if self.input_shapes is None else summed(grads, self.input_shapes)
+"""
+UNPACK = """    {name}_ = saved["{name}"]
+    if type({name}_) is SavedTensor:
+        {name}_ = saved_array({name}_, self, grad) if on_arrays else {name}_.unpack(self)
+"""
+
+
+def _apply(inputs, uses):
+    """(the source, the function) of apply for a node with `inputs` whose formulas read `uses`."""
+    unpack = "".join(
+        "    args_ = self.args\n" if name == "args" else UNPACK.format(name=name) for name in uses
+    )
+    values = ", ".join(["grad", *(f"{name}_" for name in uses)])
+    grads = "".join(
+        f"formulas[{i}][k]({values}) if edges[{i}][0] is not None else None, "
+        for i in range(len(inputs))
+    )
+    source = APPLY.format(unpack=unpack, grads=grads)
+    namespace = {"TensorData": TensorData, "SavedTensor": SavedTensor}
+    exec(source, {**namespace, "saved_array": saved_array, "summed": summed}, namespace)
+    namespace["apply"].takes_arrays = True  # the engine hands it arrays unless create_graph
+    return source, namespace["apply"]
+
+
+def summed(grads, shapes):
+    """Each gradient summed back to the shape of its input (None stays None)."""
+    return tuple([g if g is None else sum_to(g, s) for g, s in zip(grads, shapes)])
 
 
 def saved_array(saved, node, grad):
@@ -87,6 +107,7 @@ def formula_node(name, doc, formulas, module):
     lines = "\n".join(f"    {input}: {text}" for input, text in formulas.items())
     attributes = {"__slots__": (), "__doc__": f"{doc}\n\n{lines}", "__module__": module}
     attributes.update(formulas=compiled(formulas, uses), inputs=tuple(formulas), uses=uses)
+    attributes["source"], attributes["apply"] = _apply(formulas, uses)
     return type(name, (FormulaNode,), attributes)
 
 
