@@ -92,9 +92,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
             for (next_node, nr), g in zip(node.next_functions, outputs):
                 if next_node is None or (wanted is not None and next_node not in wanted):
                     continue
-                if g is not None and nr == 0 and next_node not in buffers:
-                    buffers[next_node] = [g]  # the first gradient for a first input: most often
-                elif g is not None:
+                if g is not None:
                     _add_to_buffer(buffers, next_node, nr, g)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
@@ -144,6 +142,9 @@ def _add_to_buffer(buffers, node, nr, g):
     """Add gradient `g` for input `nr` of `node` to what already arrived there."""
     buffer = buffers.get(node)
     if buffer is None:
+        if nr == 0:
+            buffers[node] = [g]  # the first gradient for a node's first input: most often
+            return
         buffer = buffers[node] = [None] * (nr + 1)
     elif len(buffer) <= nr:
         buffer.extend([None] * (nr + 1 - len(buffer)))

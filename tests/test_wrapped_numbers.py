@@ -377,6 +377,11 @@ BACKWARD_FUNCTIONS = {
         lambda g, y: derivatives.leaky_relu_backward(g, y, 0.2),
         (G, Y),
     ),
+    "softplus_backward": (
+        lambda g, y: torch.ops.aten.softplus_backward(g, y, 2.0, 0.5),
+        lambda g, y: derivatives.softplus_backward(g, y, 2.0, 0.5),
+        (G, Y),
+    ),
     "hardtanh_backward": (
         lambda g, y: torch.ops.aten.hardtanh_backward(g, y, -0.5, 0.5),
         lambda g, y: derivatives.hardtanh_backward(g, y, -0.5, 0.5),
@@ -529,7 +534,7 @@ def test_every_backward_function_is_compared():
         and not isinstance(value, type)
         and not name.startswith("_")
     ] + [s.partition("(")[0] for s in derivatives.FUNCTIONS if "_backward" in s]
-    assert len(public) == 9
+    assert len(public) == 10
     for name in public:
         assert any(key.startswith(name) for key in BACKWARD_FUNCTIONS), name
 

@@ -5,8 +5,9 @@ Where PyTorch computes a backward in one kernel (softplus_backward, elu_backward
 hardtanh_backward, log_sigmoid_backward), that backward is an operation of its own here too, with
 its own node (SoftplusBackwardBackward0...), so `create_graph=True` records PyTorch's graph.
 silu and mish differentiate their backward as the elementary operations it is made of, as PyTorch.
-The nodes whose formulas fit in an expression (hardtanh's, logsigmoid's, silu's and mish's) are
-in the table of derivatives.py; softplus, elu and gelu, whose second derivatives take code, here.
+The nodes whose formulas fit in an expression (softplus's, hardtanh's, logsigmoid's, silu's and
+mish's) are in the table of derivatives.py; elu's and gelu's, whose second derivatives take code,
+here.
 """
 
 import math
@@ -20,6 +21,7 @@ from .derivatives import (
     LogSigmoidBackward0,
     MishBackward0,
     SiluBackward0,
+    SoftplusBackward0,
     _erf,
     _sigmoid,
     add_scalar,
@@ -44,35 +46,6 @@ def _check_float(self, kernel):
 
 
 # --- softplus ----------------------------------------------------------------------------------
-class SoftplusBackward0(Node):
-    """out = log(1 + exp(beta * self)) / beta:  d self = g * sigmoid(beta * self)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s = self._saved
-        return (softplus_backward(g, self.saved("self"), s["beta"], s["threshold"]),)
-
-
-class SoftplusBackwardBackward0(Node):
-    """out = g * sigmoid(beta * self):  d g = gg * sigmoid(beta * self),
-    d self = gg * g * beta * sigmoid'(beta * self) (0 where beta * self > threshold)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        s, x = self._saved, self.saved("self")
-        beta, threshold = s["beta"], s["threshold"]
-        grad_g = softplus_backward(gg, x, beta, threshold) if self.needs_input_grad(0) else None
-        grad_x = None
-        if self.needs_input_grad(1):
-            bx = mul_scalar(x, beta)
-            z = bx.sigmoid()
-            below = Tensor._make((bx._data < threshold).astype(x._data.dtype))
-            grad_x = mul_scalar(gg * self.saved("grad_output") * z * one_minus(z) * below, beta)
-        return grad_g, grad_x
-
-
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
 
@@ -84,14 +57,6 @@ def softplus(input, beta=1.0, threshold=20.0):
     data = np.where(bx > threshold, x, np.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
     saved = {"beta": beta, "self": input, "threshold": threshold}
     return record(SoftplusBackward0, data, (input,), saved)
-
-
-def softplus_backward(g, self, beta, threshold):
-    """softplus's backward, g * sigmoid(beta * self); recorded so create_graph can differentiate it."""
-    bx = self._data * beta
-    data = np.where(bx > threshold, g._data, g._data * _sigmoid(bx)).astype(g._data.dtype)
-    saved = {"beta": beta, "grad_output": g, "self": self, "threshold": threshold}
-    return record(SoftplusBackwardBackward0, data, (g, self), saved)
 
 
 # --- elu and selu ------------------------------------------------------------------------------

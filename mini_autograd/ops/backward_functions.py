@@ -1,11 +1,6 @@
-"""mse_loss's backward, an operation with a backward of its own (MseLossBackwardBackward0).
-
-tanh's backward is not `g * (1 - out**2)` written with Tensor operations but one operation,
-tanh_backward(g, out); under create_graph=True it records a TanhBackwardBackward0 node, which
-saves what PyTorch saves, so the gradient can be differentiated again. tanh_backward and the
-other backward functions PyTorch's formulas call are in the table of derivatives.py (FUNCTIONS);
-mse_loss_backward, which computes in the common dtype of three tensors, is written out here.
-"""
+"""mse_loss's backward, an operation with a backward of its own (MseLossBackwardBackward0),
+written out: it computes in the common dtype of three tensors. The other backward functions
+PyTorch's formulas call (tanh_backward...) are the FUNCTIONS of derivatives.py's table."""
 
 from ..node import Node
 from .broadcasting import sum_to

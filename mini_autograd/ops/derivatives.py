@@ -51,6 +51,11 @@ UNARY = {
         "mul_scalar(exp(-(self**2)), TWO_OVER_SQRT_PI) * grad",
         "the error function, 2 / sqrt(pi) * integral of exp(-t**2) from 0 to self",
     ),
+    "erfc": (
+        lambda x: np.asarray(np.frompyfunc(math.erfc, 1, 1)(x), dtype=x.dtype),
+        "mul_scalar(exp(-(self**2)), -TWO_OVER_SQRT_PI) * grad",
+        "1 - erf(self), accurate where erf(self) is near 1",
+    ),
     "sin": (np.sin, "grad * cos(self)", "sin(self)"),
     "cos": (np.cos, "grad * -sin(self)", "cos(self)"),
     "tan": (np.tan, "grad * add_scalar(result**2, 1)", "tan(self)"),
@@ -125,6 +130,15 @@ FUNCTIONS = {
             "self": "zeros_like(grad)",
         },
     ),
+    "softplus_backward(grad_output, self, beta, threshold)": (
+        "where(self * beta > threshold, grad_output, grad_output * sigmoid(self * beta))",
+        "SoftplusBackwardBackward0",
+        {
+            "grad_output": "softplus_backward(grad, self, beta, threshold)",
+            "self": "mul_scalar(sigmoid_backward(grad * grad_output, sigmoid(bx := mul_scalar(self, beta)))"
+            " * below(bx, threshold), beta)",
+        },
+    ),
     "hardtanh_backward(grad_output, self, min_val, max_val)": (
         "where((self > min_val) & (self < max_val), grad_output, 0)",
         "HardtanhBackwardBackward0",
@@ -195,14 +209,8 @@ NODES = {
         "self if self > 0 else negative_slope * self",
         {"self": "leaky_relu_backward(grad, self, negative_slope)"},
     ),
-    "FloorBackward0": (
-        "floor(self), the largest whole number <= self",
-        {"self": "zeros_like(grad)"},
-    ),
-    "CeilBackward0": (
-        "ceil(self), the smallest whole number >= self",
-        {"self": "zeros_like(grad)"},
-    ),
+    "FloorBackward0": ("floor(self)", {"self": "zeros_like(grad)"}),
+    "CeilBackward0": ("ceil(self)", {"self": "zeros_like(grad)"}),
     "RoundBackward0": ("round(self), halves to even", {"self": "zeros_like(grad)"}),
     "RoundBackward1": ("round(self, decimals)", {"self": "zeros_like(grad)"}),
     "CloneBackward0": ("a copy of self", {"self": "grad"}),
@@ -321,17 +329,18 @@ NODES = {
         {"self": "bmm(grad, transpose(mat2, 1, 2))", "mat2": "bmm(transpose(self, 1, 2), grad)"},
     ),
     "MvBackward0": ("self @ vec", {"self": "unsqueeze(grad, 1) * vec", "vec": "mv(t(self), grad)"}),
-    "DotBackward0": (
-        "the inner product of self and tensor",
-        {"self": "grad * tensor", "tensor": "grad * self"},
-    ),
+    "DotBackward0": ("self . tensor", {"self": "grad * tensor", "tensor": "grad * self"}),
     "SoftmaxBackward0": (
-        "exp(self) / sum(exp(self), dim)",
+        "softmax(self, dim)",
         {"self": "softmax_backward_data(grad, result, dim)"},
     ),
     "LogSoftmaxBackward0": (
         "self - log(sum(exp(self), dim))",
         {"self": "log_softmax_backward_data(grad, result, dim)"},
+    ),
+    "SoftplusBackward0": (
+        "log(1 + exp(beta * self)) / beta, and self where beta * self > threshold",
+        {"self": "softplus_backward(grad, self, beta, threshold)"},
     ),
     "HardtanhBackward0": (
         "clamp(self, min_val, max_val)",
@@ -405,6 +414,8 @@ ARRAYS["flip"], TENSORS["flip"] = np.flip, lambda t, dims: t.flip(*dims)
 ARRAYS["eye"] = lambda sizes, like: np.eye(*sizes, dtype=like.dtype)
 TENSORS["eye"] = lambda sizes, like: Tensor._make(np.eye(*sizes, dtype=like._data.dtype))
 ARRAYS["numel"], TENSORS["numel"] = np.size, lambda t: t._data.size
+ARRAYS["below"] = lambda x, threshold: (x < threshold).astype(x.dtype)  # 1 or 0
+TENSORS["below"] = lambda x, threshold: Tensor._make(ARRAYS["below"](x._data, threshold))
 ARRAYS["mm"] = ARRAYS["bmm"] = ARRAYS["mv"] = np.matmul
 TENSORS["mm"], TENSORS["bmm"] = lambda a, b: a.mm(b), lambda a, b: a.bmm(b)
 TENSORS["mv"], TENSORS["t"], ARRAYS["t"] = lambda a, b: a.mv(b), lambda a: a.t(), np.transpose
