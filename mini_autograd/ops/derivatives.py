@@ -536,7 +536,7 @@ for _name, (_numpy, _grad, _doc) in UNARY.items():
     )
 globals().update(NODE_TYPES)
 globals().update(OPERATIONS)
-globals().update({name: TENSORS[name] for name in map(lambda s: s.partition("(")[0], FUNCTIONS)})
+globals().update({name: TENSORS[name] for name in (s.partition("(")[0] for s in FUNCTIONS)})
 
 
 def sgn(self):
