@@ -154,8 +154,8 @@ class AccumulateGrad(Node):
                 variable._grad = variable._grad + grad
         elif variable._grad is None:  # a copy: a gradient can be shared (add gives both inputs g)
             variable._grad = variable._make_plain(np.array(grad, variable._data.dtype, order="C"))
-        else:
-            variable._grad._data += getattr(grad, "_data", grad)
+        else:  # grad cast first, as PyTorch's validate_outputs casts it
+            variable._grad._data += np.asarray(grad, variable._data.dtype)
             variable._grad._bump_version()
         for hook in list(post_accumulate_grad_hooks(variable) or ()):
             if hook(variable) is not None:
