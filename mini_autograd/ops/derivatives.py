@@ -323,7 +323,27 @@ NODES = {
         "min(self, max), max a tensor",
         {"self": "where(self <= max, grad, 0)", "max": "where(self > max, grad, 0)"},
     ),
-    "MmBackward0": ("self @ mat2", {"self": "mm(grad, t(mat2))", "mat2": "mm(t(self), grad)"}),
+    # A matrix that was a transposed view (column-major) gets its gradient as one too, as in
+    # PyTorch (its mm_mat1_backward, mm_mat2_backward): mm of the transposes, transposed.
+    "MmBackward0": (
+        "self @ mat2",
+        {
+            "self": "t(mm(mat2, t(grad))) if column_major(self_sym_sizes, self_sym_strides) "
+            "else mm(grad, t(mat2))",
+            "mat2": "t(mm(t(grad), self)) if column_major(mat2_sym_sizes, mat2_sym_strides) "
+            "else mm(t(self), grad)",
+        },
+    ),
+    "AddmmBackward0": (
+        "beta * self + alpha * (mat1 @ mat2), self broadcast",
+        {
+            "self": "maybe_multiply(grad, beta)",
+            "mat1": "maybe_multiply(t(mm(mat2, t(grad))) if column_major(mat1_sym_sizes, "
+            "mat1_sym_strides) else mm(grad, t(mat2)), alpha)",
+            "mat2": "maybe_multiply(t(mm(t(grad), mat1)) if column_major(mat2_sym_sizes, "
+            "mat2_sym_strides) else mm(t(mat1), grad), alpha)",
+        },
+    ),
     "BmmBackward0": (
         "self @ mat2, batch by batch",
         {"self": "bmm(grad, transpose(mat2, 1, 2))", "mat2": "bmm(transpose(self, 1, 2), grad)"},
@@ -416,6 +436,11 @@ TENSORS["eye"] = lambda sizes, like: Tensor._make(np.eye(*sizes, dtype=like._dat
 ARRAYS["numel"], TENSORS["numel"] = np.size, lambda t: t._data.size
 ARRAYS["below"] = lambda x, threshold: (x < threshold).astype(x.dtype)  # 1 or 0
 TENSORS["below"] = lambda x, threshold: Tensor._make(ARRAYS["below"](x._data, threshold))
+ARRAYS["column_major"] = TENSORS["column_major"] = lambda sizes, strides: (
+    len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+)
+ARRAYS["maybe_multiply"] = lambda t, number: t if number == 1 else t * number
+TENSORS["maybe_multiply"] = lambda t, number: t if number == 1 else TENSORS["mul_scalar"](t, number)
 ARRAYS["mm"] = ARRAYS["bmm"] = ARRAYS["mv"] = np.matmul
 TENSORS["mm"], TENSORS["bmm"] = lambda a, b: a.mm(b), lambda a, b: a.bmm(b)
 TENSORS["mv"], TENSORS["t"], ARRAYS["t"] = lambda a, b: a.mv(b), lambda a: a.t(), np.transpose

@@ -6,8 +6,8 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
-from .broadcasting import summed_to_inputs
 from .derivatives import (
+    AddmmBackward0,
     BmmBackward0,
     DotBackward0,
     MmBackward0,
@@ -15,7 +15,6 @@ from .derivatives import (
     TraceBackward0,
     TrilBackward0,
     TriuBackward0,
-    mul_scalar,
 )
 from .recording import SCALAR_TYPE_NAMES, record
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
@@ -159,27 +158,6 @@ def matmul(self, other):
 def _unsafe_view(t, shape):
     data = t._data.reshape(shape)
     return record(UnsafeViewBackward0, data, (t,), {"self_sym_sizes": t._data.shape})
-
-
-def _times(t, number):
-    """t * number as PyTorch's backward formulas write it (maybe_multiply: nothing for 1)."""
-    return t if number == 1 else mul_scalar(t, number)
-
-
-class AddmmBackward0(Node):
-    """out = beta * self + alpha * (mat1 @ mat2):
-    d self = beta * g,  d mat1 = alpha * g @ mat2.T,  d mat2 = alpha * mat1.T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        alpha, beta = self._saved["alpha"], self._saved["beta"]
-        return summed_to_inputs(
-            self,
-            _times(g, beta) if self.needs_input_grad(0) else None,
-            _times(mm(g, self.saved("mat2").t()), alpha) if self.needs_input_grad(1) else None,
-            _times(mm(self.saved("mat1").t(), g), alpha) if self.needs_input_grad(2) else None,
-        )
 
 
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
