@@ -3,8 +3,8 @@
     check_gradcheck(gradcheck)   # 2.5: a finite-difference gradient checker
 
 It feeds the learner's gradcheck correct functions and functions whose backward formulas carry
-planted bugs (patched into mini_autograd's nodes only while it runs). Exercises 2.1 to 2.4 are
-checked by the build track (course/specs.py).
+planted bugs (patched into mini_autograd's nodes' formulas only while it runs). Exercises 2.1 to
+2.4 are checked by the build track (course/specs.py).
 """
 
 from __future__ import annotations
@@ -14,25 +14,15 @@ from unittest import mock
 import numpy as np
 
 from course.check import Feedback, call, checker
-from mini_autograd.ops.arithmetic import MulBackward0
-from mini_autograd.ops.broadcasting import summed_to_inputs
-from mini_autograd.ops.elementwise import TanhBackward0
+from mini_autograd.ops.derivatives import MulBackward0, TanhBackward0
+from mini_autograd.ops.formulas import compiled
 
 # --- Exercise 2.5: a finite-difference gradient checker --------------------------------------
 
-
-def _negated_other_mul(self, g):
-    """MulBackward0 with a planted bug: the gradient of `other` has the wrong sign."""
-    return summed_to_inputs(
-        self,
-        g * self.saved("other") if self.needs_input_grad(0) else None,
-        -g * self.saved("self") if self.needs_input_grad(1) else None,
-    )
-
-
-def _tanh_without_square(self, g):
-    """TanhBackward0 with a planted bug: 1 - out instead of 1 - out**2."""
-    return (g * (1 - self.saved("result")),)
+# MulBackward0 with a planted bug: the gradient of `other` has the wrong sign.
+_negated_other_mul = compiled({"self": "grad * other", "other": "-grad * self"}, ("other", "self"))
+# TanhBackward0 with a planted bug: 1 - result instead of 1 - result**2.
+_tanh_without_square = compiled({"self": "grad * (1 - result)"}, ("result",))
 
 
 def _report(result, count, description):
@@ -113,7 +103,7 @@ def check_gradcheck(learner):
         ),
     ]
     for node_class, buggy, bug, wrong in bugs:
-        with mock.patch.object(node_class, "apply", buggy):
+        with mock.patch.object(node_class, "formulas", buggy):
             values = _report(call(learner, mul_tanh, a_pos, b_neg), 2, f"a function using {bug}")
         for i, (v, is_wrong) in enumerate(zip(values, wrong)):
             if is_wrong and not v > 1e-3:

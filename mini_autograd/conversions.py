@@ -6,7 +6,7 @@ dtype gives the tensor itself, as in PyTorch. mini_autograd has only the CPU.
 
 from . import dtypes
 from .device import check as check_device
-from .ops.elementwise import cast
+from .ops.derivatives import cast
 from .tensor import Tensor
 
 

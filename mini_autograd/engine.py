@@ -14,9 +14,9 @@ import heapq
 import itertools
 
 from . import events
+from .arrays import post_hooks, pre_hooks, run
 from .grad_mode import GradMode
 from .graph_targets import Captures, nodes_leading_to
-from .hooks import run_post_hooks, run_pre_hooks
 from .node import gradient_edge
 
 
@@ -64,8 +64,8 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
     call.graph = (dependencies, root_edges, wanted)
 
     buffers, ready, order = {}, [], itertools.count()
-    for (node, nr), g in zip(root_edges, root_grads):
-        _add_to_buffer(buffers, node, nr, g)
+    for (node, nr), g in zip(root_edges, root_grads):  # arrays, unless create_graph (arrays.py)
+        _add_to_buffer(buffers, node, nr, g if create_graph or g is None else g._data)
     for node in buffers:
         if dependencies.get(node, 0) == 0 and (wanted is None or node in wanted):
             heapq.heappush(ready, (-node._sequence_nr_, next(order), node))
@@ -78,13 +78,15 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
             if captures is not None and not captures.take(node, grads):
                 continue  # autograd.grad needs nothing more from this node
             if node._tensor_hooks or node._pre_hooks:
-                grads = run_pre_hooks(node, grads)
+                grads = pre_hooks(node, grads)
             if grads[0] is None and _nothing_to_compute(node, grads):
                 outputs = (None,) * len(node.next_functions)
+            elif apply_node is None and (create_graph or hasattr(type(node).apply, "takes_arrays")):
+                outputs = node.apply(*grads)  # (the common case of arrays.run, without a call)
             else:
-                outputs = node.apply(*grads) if apply_node is None else apply_node(node, grads)
+                outputs = run(node, grads) if apply_node is None else apply_node(node, grads)
             if node._hooks:
-                outputs = run_post_hooks(node, outputs, grads)
+                outputs = post_hooks(node, outputs, grads)
             if not retain_graph and node._saved is not None:
                 node.release_variables(call)
             for (next_node, nr), g in zip(node.next_functions, outputs):
@@ -98,7 +100,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                     heapq.heappush(ready, (-next_node._sequence_nr_, next(order), next_node))
     finally:
         _finish(call, previous_mode)
-    return [] if captures is None else captures.grads
+    return [] if captures is None else captures.results()
 
 
 def _start(call, root_edges, create_graph):

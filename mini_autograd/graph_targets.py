@@ -5,7 +5,7 @@ engine then runs only the nodes from which a target can be reached (`nodes_leadi
 autograd.grad takes each target's gradient as it arrives instead of accumulating it (`Captures`).
 """
 
-from .hooks import run_tensor_hooks
+from .arrays import tensor_hooks, tensors
 
 
 def nodes_leading_to(root_edges, targets):
@@ -52,7 +52,11 @@ class Captures:
         slots = self.slots.get(node)
         if slots:
             if not runs and node._tensor_hooks:
-                grads = run_tensor_hooks(node, grads)
+                grads = tensor_hooks(node, grads)
             for nr, slot in slots:
                 self.grads[slot] = grads[nr] if nr < len(grads) else None
         return runs
+
+    def results(self):
+        """The gradients found, as Tensors (None where none arrived)."""
+        return tensors(self.grads)

@@ -142,26 +142,27 @@ class AccumulateGrad(Node):
         """Ignored (Node.__init__ clears it): a leaf's hooks stay on the leaf tensor."""
 
     def apply(self, grad):
-        """variable.grad += grad (or = grad the first time)."""
+        """variable.grad += grad (or = a copy of grad the first time): an array, or a Tensor
+        under create_graph (then recorded, the first time as CopyBackwards, as in PyTorch)."""
         variable = self.variable
-        if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
-            grad = grad.to(variable.dtype)
-        if variable._grad is None:
-            # A gradient can be shared (add passes one to both inputs) or a view: the leaf gets a
-            # copy of its own (recorded, CopyBackwards, under create_graph), as in PyTorch.
-            if GradMode.enabled:
+        if GradMode.enabled:  # a new .grad tensor, so a .grad held elsewhere stays as it was
+            if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
+                grad = grad.to(variable.dtype)
+            if variable._grad is None:
                 variable._grad = grad._make(np.empty_like(grad._data)).copy_(grad)
             else:
-                variable._grad = grad.detach().clone()
-        elif GradMode.enabled:  # create_graph: a new tensor, so a .grad held elsewhere stays
-            variable._grad = variable._grad + grad
-        else:
-            variable._grad._data += grad._data
+                variable._grad = variable._grad + grad
+        elif variable._grad is None:  # a copy: a gradient can be shared (add gives both inputs g)
+            variable._grad = variable._make_plain(np.array(grad, variable._data.dtype, order="C"))
+        else:  # grad cast first, as PyTorch's validate_outputs casts it
+            variable._grad._data += np.asarray(grad, variable._data.dtype)
             variable._grad._bump_version()
         for hook in list(post_accumulate_grad_hooks(variable) or ()):
             if hook(variable) is not None:
                 raise RuntimeError(errors.POST_ACCUMULATE_HOOK_RETURNED)
         return ()
+
+    apply.takes_arrays = True  # the engine hands it arrays unless create_graph (arrays.py)
 
     def __repr__(self):
         return f"<AccumulateGrad object #{self._number}>"

@@ -7,7 +7,8 @@ old ones."""
 
 import numpy as np
 
-from .ops.inplace import ZeroBackward0, _fill
+from .ops.derivatives import ZeroBackward0
+from .ops.inplace import _fill
 from .random import default_generator
 from .tensor import Tensor
 

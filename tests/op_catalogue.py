@@ -150,6 +150,7 @@ OPS = [
     Op("sinh", lambda lib, a: a.sinh(), (S,)),
     Op("cosh", lambda lib, a: lib.cosh(a), (S,)),
     Op("erf", lambda lib, a: lib.erf(a), (S,)),
+    Op("erfc", lambda lib, a: a.erfc(), (S,)),
     # --- activations (torch.nn.functional) -----------------------------------------------------
     Op("softplus", _functional("softplus"), (S,)),
     Op("softplus_beta_threshold", _functional("softplus", beta=2, threshold=1), (S,)),
@@ -342,6 +343,7 @@ OPS = [
     Op("isub", _isub, (S, (4,))),
     Op("iadd_number", _iadd_number, (S,)),
     Op("exp_", _inplace("exp_"), (S,)),
+    Op("erfc_", _inplace("erfc_"), (S,)),
     Op("exp_fn_", lambda lib, a: lib.exp_(a.clone()), (S,)),
     Op("log_", _inplace("log_"), (S,), "pos"),
     Op("sin_", _inplace("sin_"), (S,)),

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from mini_autograd.compare import compare
-from mini_autograd.ops import elementwise
+from mini_autograd.ops import derivatives
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((2, 3))
@@ -64,7 +64,7 @@ def test_a_wrong_gradient_is_reported_with_the_input_it_reaches(monkeypatch):
     def broken(self, g):
         return (g * 0.5,)
 
-    monkeypatch.setattr(elementwise.TanhBackward0, "apply", broken)
+    monkeypatch.setattr(derivatives.TanhBackward0, "apply", broken)
     result = compare(separate_paths, X, W, devices=("cpu",))
     assert not result.ok
     assert "cpu: MISMATCH in grad x\n" in str(result)
@@ -96,14 +96,14 @@ def test_an_error_in_one_library_only_is_a_mismatch():
 
 
 def test_a_different_node_name_is_found(monkeypatch):
-    monkeypatch.setattr(elementwise.TanhBackward0, "name", lambda self: "TanhBackwardX")
+    monkeypatch.setattr(derivatives.TanhBackward0, "name", lambda self: "TanhBackwardX")
     result = compare(tanh_layer, X, W, devices=("cpu",))
     assert not result.ok
     assert "node names     differ at node 1: TanhBackwardX vs TanhBackward0" in str(result)
 
 
 def test_a_missing_saved_tensor_is_found(monkeypatch):
-    monkeypatch.setattr(elementwise.TanhBackward0, "saved_tensors_info", lambda self: [])
+    monkeypatch.setattr(derivatives.TanhBackward0, "saved_tensors_info", lambda self: [])
     result = compare(tanh_layer, X, W, devices=("cpu",))
     assert not result.ok
     assert "saved tensors  differ at node 1 (TanhBackward0): {} vs {result}" in str(result)
@@ -118,7 +118,7 @@ def test_a_missing_device_is_one_stable_line(monkeypatch):
 
 
 def test_html_marks_mismatches(monkeypatch):
-    monkeypatch.setattr(elementwise.TanhBackward0, "apply", lambda self, g: (g * 0.5,))
+    monkeypatch.setattr(derivatives.TanhBackward0, "apply", lambda self, g: (g * 0.5,))
     page = compare(tanh_layer, X, W, devices=("cpu",))._repr_html_()
     assert page.startswith("<p><b>compare tanh_layer</b>")
     assert "(mismatch)" in page

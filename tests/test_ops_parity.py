@@ -103,18 +103,9 @@ def test_retain_graph_keeps_saved_tensors(op, mask):
 
 # Where torch builds the backward pass out of other nodes than mini_autograd (values, first and
 # second derivatives still match; only the graph of the gradient itself is shaped differently).
-FUSED = "torch differentiates this backward with a fused *BackwardBackward0 node"
 SCALAR_MUL = "torch multiplies by a Python number inside backward as MulBackward1 (mul.Scalar)"
-TRANSPOSED_MAT2 = "torch picks (g.t() @ self).t() for a transposed mat2, from its saved strides"
 DOUBLE_BACKWARD_DIFFERENCES = {
-    "softmax": FUSED,
-    "softmax_fn": FUSED,
-    "log_softmax": FUSED,
-    "log_softmax_fn": FUSED,
     "sqrt": SCALAR_MUL,
-    "mm_fn": TRANSPOSED_MAT2,
-    "linear_tanh": TRANSPOSED_MAT2,
-    "transposed_matmul": "torch picks (mat2 @ g.t()).t() for a transposed self, from its strides",
     "mul_": "torch saves self.clone() for mul_, so the saved self has a CloneBackward0",
 }
 

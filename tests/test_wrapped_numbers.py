@@ -16,6 +16,7 @@ import mini_autograd as ma
 from mini_autograd import node as ma_node
 from mini_autograd.memory import saved_bytes, saved_tensors
 from mini_autograd.ops import backward_functions as bf
+from mini_autograd.ops import derivatives
 
 LIBS = (torch, ma)
 # numpy warns where torch computes inf and nan silently (0 ** -1, log(0), inf * 0)
@@ -353,42 +354,62 @@ Y = np.array([[0.2, -0.6, 0.9, 0.0], [0.5, -0.1, 0.35, -0.8]])
 BACKWARD_FUNCTIONS = {
     "tanh_backward": (
         lambda g, y: torch.ops.aten.tanh_backward(g, y),
-        bf.tanh_backward,
+        derivatives.tanh_backward,
         (G, Y),
     ),
     "sigmoid_backward": (
         lambda g, y: torch.ops.aten.sigmoid_backward(g, y),
-        bf.sigmoid_backward,
+        derivatives.sigmoid_backward,
         (G, Y),
     ),
     "threshold_backward": (
         lambda g, y: torch.ops.aten.threshold_backward(g, y, 0),
-        lambda g, y: bf.threshold_backward(g, y, 0),
+        lambda g, y: derivatives.threshold_backward(g, y, 0),
         (G, Y),
     ),
     "threshold_backward_0.25": (
         lambda g, y: torch.ops.aten.threshold_backward(g, y, 0.25),
-        lambda g, y: bf.threshold_backward(g, y, 0.25),
+        lambda g, y: derivatives.threshold_backward(g, y, 0.25),
+        (G, Y),
+    ),
+    "leaky_relu_backward": (
+        lambda g, y: torch.ops.aten.leaky_relu_backward(g, y, 0.2, False),
+        lambda g, y: derivatives.leaky_relu_backward(g, y, 0.2),
+        (G, Y),
+    ),
+    "softplus_backward": (
+        lambda g, y: torch.ops.aten.softplus_backward(g, y, 2.0, 0.5),
+        lambda g, y: derivatives.softplus_backward(g, y, 2.0, 0.5),
+        (G, Y),
+    ),
+    "hardtanh_backward": (
+        lambda g, y: torch.ops.aten.hardtanh_backward(g, y, -0.5, 0.5),
+        lambda g, y: derivatives.hardtanh_backward(g, y, -0.5, 0.5),
+        (G, Y),
+    ),
+    "log_sigmoid_backward": (  # the buffer, exp(-|self|), outside the graph as logsigmoid keeps it
+        lambda g, y: torch.ops.aten.log_sigmoid_backward(g, y, (-y.detach().abs()).exp()),
+        lambda g, y: derivatives.log_sigmoid_backward(g, y, (-y.detach().abs()).exp()),
         (G, Y),
     ),
     "softmax_backward_data": (
         lambda g, y: torch.ops.aten._softmax_backward_data(g, y, -1, y.dtype),
-        lambda g, y: bf.softmax_backward_data(g, y, -1),
+        lambda g, y: derivatives.softmax_backward_data(g, y, -1),
         (G, Y),
     ),
     "softmax_backward_data_dim0": (
         lambda g, y: torch.ops.aten._softmax_backward_data(g, y, 0, y.dtype),
-        lambda g, y: bf.softmax_backward_data(g, y, 0),
+        lambda g, y: derivatives.softmax_backward_data(g, y, 0),
         (G, Y),
     ),
     "log_softmax_backward_data": (
         lambda g, y: torch.ops.aten._log_softmax_backward_data(g, y, 1, y.dtype),
-        lambda g, y: bf.log_softmax_backward_data(g, y, 1),
+        lambda g, y: derivatives.log_softmax_backward_data(g, y, 1),
         (G, Y),
     ),
     "log_softmax_backward_data_neg": (
         lambda g, y: torch.ops.aten._log_softmax_backward_data(g, y, -2, y.dtype),
-        lambda g, y: bf.log_softmax_backward_data(g, y, -2),
+        lambda g, y: derivatives.log_softmax_backward_data(g, y, -2),
         (G, Y),
     ),
     **{
@@ -464,15 +485,12 @@ def test_backward_without_create_graph_records_no_node(op):
     np.testing.assert_allclose(x.grad.numpy(), x_t.grad.numpy(), rtol=1e-6)
 
 
-SOFTMAX_PENDING = pytest.mark.xfail(
-    strict=True, reason="ops/softmax.py does not call softmax_backward_data / log_softmax_..."
-)
 GRADIENT_PROGRAMS = {
     "tanh": lambda lib, x: x.tanh(),
     "sigmoid": lambda lib, x: x.sigmoid(),
     "relu": lambda lib, x: x.relu(),
-    "softmax": pytest.param(lambda lib, x: x.softmax(-1), marks=SOFTMAX_PENDING),
-    "log_softmax": pytest.param(lambda lib, x: x.log_softmax(0), marks=SOFTMAX_PENDING),
+    "softmax": lambda lib, x: x.softmax(-1),
+    "log_softmax": lambda lib, x: x.log_softmax(0),
     "mse_loss": lambda lib, x: lib.nn.functional.mse_loss(x, lib.tensor(X, dtype=lib.float64)),
     "mse_loss_sum": lambda lib, x: lib.nn.functional.mse_loss(x, x.flip(0), reduction="sum"),
 }
@@ -506,7 +524,8 @@ def test_relu_passes_the_gradient_of_nan_as_torch():
 
 
 def test_every_backward_function_is_compared():
-    """A guard: each backward function of the module has an entry (named after it) above."""
+    """A guard: each backward function (the module's, and the table's) has an entry (named after
+    it) above."""
     public = [
         name
         for name, value in vars(bf).items()
@@ -514,8 +533,8 @@ def test_every_backward_function_is_compared():
         and getattr(value, "__module__", None) == bf.__name__
         and not isinstance(value, type)
         and not name.startswith("_")
-    ]
-    assert len(public) == 6
+    ] + [s.partition("(")[0] for s in derivatives.FUNCTIONS if "_backward" in s]
+    assert len(public) == 10
     for name in public:
         assert any(key.startswith(name) for key in BACKWARD_FUNCTIONS), name
 

@@ -13,8 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import engine, events
-from ..tensor import Tensor
+from .. import arrays, engine, events
 
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
@@ -99,10 +98,10 @@ def _apply_checked(node, grads):
     """node.apply(*grads) for the engine: a failure shows where the node came from."""
     _running.append(node)
     try:
-        outputs = node.apply(*grads)
+        outputs = arrays.run(node, grads)
         if AnomalyMode.check_nan:
-            for i, g in enumerate(outputs):
-                if isinstance(g, Tensor) and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            for i, g in enumerate(arrays.arrays(outputs)):
+                if g is not None and g.dtype.kind == "f" and np.isnan(g).any():
                     raise RuntimeError(
                         f"Function '{node.name()}' returned nan values in its {i}th output."
                     )

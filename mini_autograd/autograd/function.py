@@ -16,7 +16,7 @@ from ..errors import FREED as FREED_MESSAGE
 from ..grad_mode import GradMode, is_grad_enabled, no_grad
 from ..node import UINT64_MAX, Node, gradient_edge
 from ..ops.broadcasting import sum_to
-from ..ops.elementwise import cast
+from ..ops.derivatives import cast
 from ..ops.recording import announce
 from ..saved import SavedTensor
 from ..tensor import Tensor

@@ -16,7 +16,7 @@ import enum
 import sys
 import time
 
-from .. import engine
+from .. import arrays, engine
 from ..ops import methods
 from ..tensor import Tensor
 from .function import Function
@@ -66,7 +66,8 @@ def _operation_names():
     return names
 
 
-_RUN_BACKWARD = engine._run_backward.__code__  # the loop that calls each node
+# where the engine calls each node (arrays.run; anomaly mode's check in between)
+_RUNS_NODES = {arrays.run.__code__, engine._run_backward.__code__}
 
 
 class _Recorder:
@@ -101,7 +102,7 @@ class _Recorder:
         code = frame.f_code
         if code in self.names:
             name = self.names[code] or frame.f_locals["cls"].__name__
-        elif code.co_name == "apply" and frame.f_back and frame.f_back.f_code is _RUN_BACKWARD:
+        elif code.co_name == "apply" and frame.f_back and frame.f_back.f_code in _RUNS_NODES:
             name = frame.f_locals["self"].name()  # a node, run by the engine
         else:
             return None

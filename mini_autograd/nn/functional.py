@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ..node import Node
-from ..ops import elementwise, linalg
+from ..ops import derivatives, elementwise, linalg
 from ..ops import softmax as _softmax
 from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
     elu,
@@ -33,7 +33,7 @@ from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
 from ..ops.backward_functions import mse_loss_backward
 from ..ops.broadcasting import broadcasting
 from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
-from ..ops.elementwise import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
+from ..ops.derivatives import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
 from ..ops.inplace_elementwise import leaky_relu_, relu_  # noqa: F401 (F.relu_..., as in torch)
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     adaptive_avg_pool2d,
@@ -77,7 +77,7 @@ def linear(input, weight, bias=None):
 
 def relu(input, inplace=False):
     """max(input, 0); in place (input.relu_()) with inplace=True."""
-    return input.relu_() if inplace else elementwise.relu(input)
+    return input.relu_() if inplace else derivatives.relu(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .. import creation
-from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.derivatives import relu, sigmoid, tanh
 from ..ops.recording import record
 from ..ops.rnn import _unsafe_chunk, lstm_layer, lstm_step
 from ..ops.shape import TransposeBackward0, cat, stack

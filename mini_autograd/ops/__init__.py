@@ -1,6 +1,7 @@
 """The operation catalogue: each operation computes its result with numpy and, when a gradient
 is wanted, records a backward node (named as in PyTorch) that saves exactly what PyTorch saves.
-Backward formulas are written with Tensor operations, so `create_graph=True` records them too.
+The backward formulas of the elementary operations are a table (derivatives.py), run on numpy
+arrays, or on Tensors under `create_graph=True`, which records them too.
 
 Every operation is a function of the tensor first: methods.py makes them Tensor methods
 (`x.exp()`), and `__all__` below lists those that torch also offers as functions (`torch.exp(x)`).
@@ -10,78 +11,27 @@ name (`torch.sum(input=x)`) and `out=`, by the rules of the tables below.
 
 from ..tensor import Tensor
 from .activations import selu
-from .arithmetic import add, div, mul, neg, pow, reciprocal, sub
+from .arithmetic import add, div, mul, neg, pow, sub
 from .compare import allclose, eq, equal, ge, gt, isclose, isin, le, lt, ne, signbit
 from .convolution import conv1d, conv2d
+from .derivatives import OPERATIONS
 from .diagonal import diagonal
 from .einsum import einsum
-from .elementwise import (
-    abs,
-    acos,
-    asin,
-    atan,
-    atan2,
-    ceil,
-    clone,
-    cos,
-    cosh,
-    erf,
-    exp,
-    exp2,
-    expm1,
-    floor,
-    log,
-    log1p,
-    log2,
-    log10,
-    relu,
-    round,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sinh,
-    sqrt,
-    square,
-    tan,
-    tanh,
-)
+from .elementwise import atan2, ceil, clone, floor, round, square
 from .function_form import function_form
 from .histogram import histogram
 from .indexing import flip, gather, index_select
 from .inplace import fill_, zero_
 from .inplace_elementwise import (
-    abs_,
-    acos_,
-    asin_,
-    atan_,
+    TABLE_FORMS,
     ceil_,
     clamp_,
     clamp_max_,
     clamp_min_,
-    cos_,
-    cosh_,
-    erf_,
-    exp2_,
-    exp_,
-    expm1_,
     floor_,
-    log1p_,
-    log2_,
-    log10_,
-    log_,
     neg_,
-    reciprocal_,
-    relu_,
     round_,
-    rsqrt_,
-    sigmoid_,
-    sin_,
-    sinh_,
-    sqrt_,
     square_,
-    tan_,
-    tanh_,
 )
 from .inplace_shape import resize_as_
 from .linalg import addmm, bmm, diag, dot, matmul, mm, mv, outer, trace, tril, triu
@@ -146,14 +96,15 @@ from .unsafe_split import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 # torch.numel(x) and the like, for the methods the Tensor class defines itself
 detach, detach_, numel = Tensor.detach, Tensor.detach_, Tensor.numel
 is_floating_point = Tensor.is_floating_point
+# the table's elementwise operations and their in-place forms (derivatives.py): exp, exp_...
+TABLE = {**OPERATIONS, **TABLE_FORMS}
+del TABLE["sign_"]  # a method only: torch has no torch.sign_
+globals().update(TABLE)
 # torch's other names for some of them
-arccos, arcsin, arctan, arctan2, clip_ = acos, asin, atan, atan2, clamp_
+arccos, arcsin, arctan = OPERATIONS["acos"], OPERATIONS["asin"], OPERATIONS["atan"]
+arctan2, clip_ = atan2, clamp_
 
 __all__ = [
-    "abs",
-    "abs_",
-    "acos",
-    "acos_",
     "add",
     "addmm",
     "all",
@@ -169,11 +120,7 @@ __all__ = [
     "argmin",
     "argsort",
     "as_strided",
-    "asin",
-    "asin_",
-    "atan",
     "atan2",
-    "atan_",
     "avg_pool1d",
     "bmm",
     "bucketize",
@@ -192,10 +139,6 @@ __all__ = [
     "clone",
     "conv1d",
     "conv2d",
-    "cos",
-    "cos_",
-    "cosh",
-    "cosh_",
     "count_nonzero",
     "cumprod",
     "cumsum",
@@ -208,14 +151,6 @@ __all__ = [
     "einsum",
     "eq",
     "equal",
-    "erf",
-    "erf_",
-    "exp",
-    "exp2",
-    "exp2_",
-    "exp_",
-    "expm1",
-    "expm1_",
     "fill_",
     "flatten",
     "flip",
@@ -234,14 +169,6 @@ __all__ = [
     "isclose",
     "kthvalue",
     "le",
-    "log",
-    "log10",
-    "log10_",
-    "log1p",
-    "log1p_",
-    "log2",
-    "log2_",
-    "log_",
     "log_softmax",
     "logsumexp",
     "lt",
@@ -270,32 +197,17 @@ __all__ = [
     "permute",
     "pow",
     "prod",
-    "reciprocal",
-    "reciprocal_",
-    "relu",
-    "relu_",
     "reshape",
     "resize_as_",
     "round",
     "round_",
-    "rsqrt",
-    "rsqrt_",
     "scatter_reduce",
     "searchsorted",
     "selu",
-    "sigmoid",
-    "sigmoid_",
-    "sign",
     "signbit",
-    "sin",
-    "sin_",
-    "sinh",
-    "sinh_",
     "sort",
     "split",
     "split_with_sizes",
-    "sqrt",
-    "sqrt_",
     "square",
     "square_",
     "squeeze",
@@ -306,10 +218,6 @@ __all__ = [
     "sub",
     "sum",
     "t",
-    "tan",
-    "tan_",
-    "tanh",
-    "tanh_",
     "topk",
     "trace",
     "transpose",
@@ -326,6 +234,7 @@ __all__ = [
     "var_mean",
     "where",
     "zero_",
+    *TABLE,
 ]
 
 # --- out=: how each function writes its result into a given tensor ----------------------------

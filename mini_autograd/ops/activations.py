@@ -5,6 +5,9 @@ Where PyTorch computes a backward in one kernel (softplus_backward, elu_backward
 hardtanh_backward, log_sigmoid_backward), that backward is an operation of its own here too, with
 its own node (SoftplusBackwardBackward0...), so `create_graph=True` records PyTorch's graph.
 silu and mish differentiate their backward as the elementary operations it is made of, as PyTorch.
+The nodes whose formulas fit in an expression (softplus's, hardtanh's, logsigmoid's, silu's and
+mish's) are in the table of derivatives.py; elu's and gelu's, whose second derivatives take code,
+here.
 """
 
 import math
@@ -13,11 +16,20 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
-from .arithmetic import sub
-from .elementwise import _erf, _sigmoid
+from .derivatives import (
+    HardtanhBackward0,
+    LogSigmoidBackward0,
+    MishBackward0,
+    SiluBackward0,
+    SoftplusBackward0,
+    _erf,
+    _sigmoid,
+    add_scalar,
+    mul_scalar,
+    one_minus,
+)
 from .inplace_elementwise import in_place
 from .recording import SCALAR_TYPE_NAMES, record
-from .scalar import add_scalar, mul_scalar
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -33,45 +45,7 @@ def _check_float(self, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
-def _one_minus(t):
-    """1 - t as PyTorch's backward formulas write it: a tensor subtraction (SubBackward0)."""
-    return sub(Tensor._make(np.asarray(1, t._data.dtype)), t)
-
-
-def _zeros_like(t):
-    return Tensor._make(np.zeros_like(t._data))
-
-
 # --- softplus ----------------------------------------------------------------------------------
-class SoftplusBackward0(Node):
-    """out = log(1 + exp(beta * self)) / beta:  d self = g * sigmoid(beta * self)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s = self._saved
-        return (softplus_backward(g, self.saved("self"), s["beta"], s["threshold"]),)
-
-
-class SoftplusBackwardBackward0(Node):
-    """out = g * sigmoid(beta * self):  d g = gg * sigmoid(beta * self),
-    d self = gg * g * beta * sigmoid'(beta * self) (0 where beta * self > threshold)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        s, x = self._saved, self.saved("self")
-        beta, threshold = s["beta"], s["threshold"]
-        grad_g = softplus_backward(gg, x, beta, threshold) if self.needs_input_grad(0) else None
-        grad_x = None
-        if self.needs_input_grad(1):
-            bx = mul_scalar(x, beta)
-            z = bx.sigmoid()
-            below = Tensor._make((bx._data < threshold).astype(x._data.dtype))
-            grad_x = mul_scalar(gg * self.saved("grad_output") * z * _one_minus(z) * below, beta)
-        return grad_g, grad_x
-
-
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
 
@@ -83,14 +57,6 @@ def softplus(input, beta=1.0, threshold=20.0):
     data = np.where(bx > threshold, x, np.logaddexp(0, bx) / beta).astype(x.dtype, copy=False)
     saved = {"beta": beta, "self": input, "threshold": threshold}
     return record(SoftplusBackward0, data, (input,), saved)
-
-
-def softplus_backward(g, self, beta, threshold):
-    """softplus's backward, g * sigmoid(beta * self); recorded so create_graph can differentiate it."""
-    bx = self._data * beta
-    data = np.where(bx > threshold, g._data, g._data * _sigmoid(bx)).astype(g._data.dtype)
-    saved = {"beta": beta, "grad_output": g, "self": self, "threshold": threshold}
-    return record(SoftplusBackwardBackward0, data, (g, self), saved)
 
 
 # --- elu and selu ------------------------------------------------------------------------------
@@ -224,17 +190,6 @@ def elu_backward(g, alpha, scale, input_scale, self_or_result, is_result=False):
 
 
 # --- silu and mish: backwards made of elementary operations ------------------------------------
-class SiluBackward0(Node):
-    """out = self * sigmoid(self):  d self = g * s * (1 + self * (1 - s)), s = sigmoid(self)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x = self.saved("self")
-        s = x.sigmoid()
-        return (g * s * add_scalar(x * _one_minus(s), 1),)
-
-
 def silu(input, inplace=False):
     """x * sigmoid(x) (also called swish); backward: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
     if inplace:
@@ -242,18 +197,6 @@ def silu(input, inplace=False):
     _check_float(input, "silu_cpu")
     data = input._data * _sigmoid(input._data)
     return record(SiluBackward0, data, (input,), {"self": input})
-
-
-class MishBackward0(Node):
-    """out = self * tanh(softplus(self)):
-    d self = g * (t + self * sigmoid(self) * (1 - t**2)), t = tanh(softplus(self))."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x = self.saved("self")
-        t = x.exp().log1p().tanh()
-        return (g * (t + x * x.sigmoid() * _one_minus(t * t)),)
 
 
 def mish(input, inplace=False):
@@ -300,7 +243,7 @@ def _gelu_second_derivative(x, approximate):
     x2 = x * x
     t = mul_scalar(x + mul_scalar(x2 * x, c), k).tanh()
     du = mul_scalar(add_scalar(mul_scalar(x2, 3 * c), 1), k)  # d/dx of the argument of tanh
-    sech2 = _one_minus(t * t)
+    sech2 = one_minus(t * t)
     # (1 - t**2) * (du - x * t * du**2 + 0.5 * x * 6 * k * c * x)
     return sech2 * (du - x * t * du * du + mul_scalar(x2, 3 * k * c))
 
@@ -339,31 +282,6 @@ def gelu_backward(g, self, approximate):
 
 
 # --- hardtanh and relu6 ------------------------------------------------------------------------
-class HardtanhBackward0(Node):
-    """out = clamp(self, min_val, max_val):  d self = g where min_val < self < max_val, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s = self._saved
-        return (hardtanh_backward(g, self.saved("self"), s["min_val"], s["max_val"]),)
-
-
-class HardtanhBackwardBackward0(Node):
-    """out = g where min_val < self < max_val:  d g = gg there, else 0;  d self = 0."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        s = self._saved
-        return (
-            hardtanh_backward(gg, self.saved("self"), s["min_val"], s["max_val"])
-            if self.needs_input_grad(0)
-            else None,
-            _zeros_like(gg) if self.needs_input_grad(1) else None,
-        )
-
-
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val); backward: g where min_val < x < max_val, else 0. In place
     (inplace=True) its node saves a clone of x taken before the change, as PyTorch's does."""
@@ -390,40 +308,7 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0, 6, inplace)
 
 
-def hardtanh_backward(g, self, min_val, max_val):
-    """hardtanh's backward, g where min_val < self < max_val; recorded for create_graph."""
-    x = self._data
-    data = np.where((x > min_val) & (x < max_val), g._data, 0).astype(g._data.dtype, copy=False)
-    saved = {"max_val": max_val, "min_val": min_val, "self": self}
-    return record(HardtanhBackwardBackward0, data, (g, self), saved)
-
-
 # --- logsigmoid --------------------------------------------------------------------------------
-class LogSigmoidBackward0(Node):
-    """out = log(sigmoid(self)):  d self = g * sigmoid(-self) (from buffer = exp(-|self|))."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (log_sigmoid_backward(g, self.saved("self"), self.saved("buffer")),)
-
-
-class LogSigmoidBackwardBackward0(Node):
-    """out = g * sigmoid(-self):  d g = gg * sigmoid(-self),
-    d self = gg * g * (s - 1) * s, s = sigmoid(self)."""
-
-    __slots__ = ()
-
-    def apply(self, gg):
-        x, buffer = self.saved("self"), self.saved("buffer")
-        grad_g = log_sigmoid_backward(gg, x, buffer) if self.needs_input_grad(0) else None
-        grad_x = None
-        if self.needs_input_grad(1):
-            s = x.sigmoid()
-            grad_x = gg * self.saved("grad_output") * (s - 1) * s
-        return grad_g, grad_x
-
-
 def logsigmoid(input):
     """log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), without overflow.
 
@@ -435,12 +320,3 @@ def logsigmoid(input):
     data = np.minimum(x, 0) - np.log1p(buffer)
     saved = {"buffer": Tensor._make(buffer), "self": input}
     return record(LogSigmoidBackward0, data, (input,), saved)
-
-
-def log_sigmoid_backward(g, self, buffer):
-    """logsigmoid's backward, g * sigmoid(-self); recorded so create_graph can differentiate it."""
-    z = buffer._data
-    slope = np.where(self._data < 0, 1 / (1 + z), z / (1 + z))
-    data = (g._data * slope).astype(g._data.dtype, copy=False)
-    saved = {"buffer": buffer, "grad_output": g, "self": self}
-    return record(LogSigmoidBackwardBackward0, data, (g, self), saved)

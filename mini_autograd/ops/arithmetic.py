@@ -1,7 +1,8 @@
 """Arithmetic with broadcasting: + - * / ** and negation.
 
 A Python number operand (`x * 4`) takes part as PyTorch's wrapped number (recording.py), and
-the backward formulas are PyTorch's, down to how they scale by a number (mul.Scalar).
+the backward formulas are PyTorch's, down to how they scale by a number (mul.Scalar). The
+nodes' formulas are in the table of derivatives.py, but for the powers of a tensor exponent.
 """
 
 import math
@@ -13,111 +14,21 @@ from ..node import Node
 from ..settings import warn_once
 from ..tensor import Tensor
 from .broadcasting import broadcasting, summed_to_inputs
+from .derivatives import (
+    AddBackward0,
+    DivBackward0,
+    MulBackward0,
+    NegBackward0,
+    PowBackward0,
+    RsubBackward1,
+    SubBackward0,
+    mul_scalar,
+    reciprocal,
+    sub_scalar,
+    zero_like,
+)
 from .piecewise import where
-from .recording import float_values, promote, record
-from .scalar import mul_scalar, sub_scalar, zero_outside_graph, zeros_outside_graph
-
-
-class AddBackward0(Node):
-    """out = self + alpha * other:  d self = g,  d other = alpha * g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        alpha = self._saved["alpha"]
-        return summed_to_inputs(
-            self,
-            g if self.needs_input_grad(0) else None,
-            (g if alpha == 1 else mul_scalar(g, alpha)) if self.needs_input_grad(1) else None,
-        )
-
-
-class SubBackward0(Node):
-    """out = self - alpha * other:  d self = g,  d other = -alpha * g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        alpha = self._saved["alpha"]
-        return summed_to_inputs(
-            self,
-            g if self.needs_input_grad(0) else None,
-            (-g if alpha == 1 else mul_scalar(-g, alpha)) if self.needs_input_grad(1) else None,
-        )
-
-
-class RsubBackward1(Node):
-    """out = other - alpha * self, other a number:  d self = -alpha * g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        alpha = self._saved["alpha"]
-        return (-g if alpha == 1 else mul_scalar(-g, alpha),)
-
-
-class MulBackward0(Node):
-    """out = self * other:  d self = g * other,  d other = g * self."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return summed_to_inputs(
-            self,
-            g * self.saved("other") if self.needs_input_grad(0) else None,
-            g * self.saved("self") if self.needs_input_grad(1) else None,
-        )
-
-
-class DivBackward0(Node):
-    """out = self / other:  d self = g / other,  d other = -g * ((self / other) / other)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        other = self.saved("other")
-        grad_self = grad_other = None
-        if self.needs_input_grad(0):
-            grad_self = g / other
-        if self.needs_input_grad(1):
-            grad_other = -g * ((self.saved("self") / other) / other)
-        return summed_to_inputs(self, grad_self, grad_other)
-
-
-class ReciprocalBackward0(Node):
-    """out = 1 / self:  d self = -g * out**2."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        result = self.saved("result")
-        return (-g * (result * result),)
-
-
-class NegBackward0(Node):
-    """out = -self:  d self = -g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (-g,)
-
-
-class PowBackward0(Node):
-    """out = self ** exponent, exponent a number:  d self = g * (exponent * self**(exponent - 1)).
-
-    The exponent counts as a float (2 gives self ** 1.0 and a MulBackward1 by 2.0); exponent 0
-    gives zeros, outside the graph.
-    """
-
-    __slots__ = ()
-
-    def apply(self, g):
-        exponent = float(self._saved["exponent"])
-        base = self.saved("self")
-        if exponent == 0:
-            return (zeros_outside_graph(base),)
-        return (g * mul_scalar(base ** (exponent - 1), exponent),)
+from .recording import promote, record
 
 
 class PowBackward1(Node):
@@ -132,10 +43,10 @@ class PowBackward1(Node):
         if self.needs_input_grad(0):
             zero_exponent = Tensor._make(exponent._data == 0)
             grad = g * (exponent * base ** sub_scalar(exponent, 1))
-            grad_base = where(zero_exponent, zero_outside_graph(g), grad)
+            grad_base = where(zero_exponent, zero_like(g), grad)
         if self.needs_input_grad(1):
             zero_base = Tensor._make((base._data == 0) & (exponent._data >= 0))
-            grad_exponent = g * where(zero_base, zero_outside_graph(g), result * base.log())
+            grad_exponent = g * where(zero_base, zero_like(g), result * base.log())
         return summed_to_inputs(self, grad_base, grad_exponent)
 
 
@@ -153,9 +64,7 @@ class PowBackward2(Node):
         log_base = math.log(base) if base > 0 else (-math.inf if base == 0 else math.nan)
         factor = mul_scalar(self.saved("result"), log_base)
         if base == 0:
-            factor = where(
-                Tensor._make(self.saved("exponent")._data >= 0), zero_outside_graph(g), factor
-            )
+            factor = where(Tensor._make(self.saved("exponent")._data >= 0), zero_like(g), factor)
         return (g * factor,)
 
 
@@ -267,12 +176,6 @@ def rdiv(self, other):
     if isinstance(other, Tensor):
         return div(other, self)
     return mul(reciprocal(self), other)
-
-
-def reciprocal(self):
-    """1 / self; backward: -g * out**2."""
-    data = 1 / float_values(self)
-    return record(ReciprocalBackward0, data, (self,), {}, save_result_as="result")
 
 
 def neg(self):

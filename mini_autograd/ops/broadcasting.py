@@ -35,21 +35,28 @@ def broadcast_shape(*tensors):
 
 
 def sum_to(grad, shape):
-    """Undo broadcasting: sum `grad` over the dimensions that were expanded to reach its shape."""
-    if grad._data.shape == shape:
+    """Undo broadcasting: sum `grad` (a Tensor, or an array in backward's array form) over the
+    dimensions that were expanded to reach its shape."""
+    is_tensor = isinstance(grad, Tensor)
+    have = grad._data.shape if is_tensor else grad.shape
+    if have == shape:
         return grad
+    lead = len(have) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and have[i + lead] != 1
+    )
+    if not is_tensor:
+        return grad.sum(dims).reshape(shape)
     if not shape:
         return grad.sum()
-    lead = grad.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1
-    )
     summed = grad.sum(dims, keepdim=True) if dims else grad
     return summed.reshape(shape) if summed.shape != shape else summed
 
 
 def summed_to_inputs(node, *grads):
     """The gradients for node's inputs, each summed back to its input's shape (None stays None)."""
+    if node.input_shapes is None:  # nothing was broadcast
+        return grads
     return tuple(
         [
             g if g is None or g._data.shape == shape else sum_to(g, shape)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor
+from .derivatives import FlipBackward0
 from .recording import check_tensor, record
 from .shape import normalize_dim, shape_arg
 
@@ -78,13 +79,8 @@ class RepeatBackward0(Node):
         return (g.reshape(sizes).sum(tuple(copies)) if copies else g,)
 
 
-class FlipBackward0(Node):
-    """out = self reversed along dims:  d self = g reversed along dims."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (flip(g, *self._saved["dims"]),)
+def apply(self, g):
+    return (flip(g, *self._saved["dims"]),)
 
 
 def _check_index(index, op, dtypes_text):

@@ -32,6 +32,7 @@ from ..node import Node, gradient_edge
 from ..tensor import Tensor
 from . import arithmetic, piecewise
 from .broadcasting import broadcasting, sum_to
+from .derivatives import FillBackward2, FillBackward3, ZeroBackward0
 from .recording import SCALAR_TYPE_NAMES, announce, as_tensor, result_type, wrapped_number
 from .shape import (
     MULTI_OUTPUT_VIEWS,
@@ -98,33 +99,6 @@ OVERLAPPING_IN_PLACE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
 )
-
-
-class ZeroBackward0(Node):
-    """self.zero_():  d self = 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g * 0,)
-
-
-class FillBackward2(ZeroBackward0):
-    """self.fill_(value):  d self = 0."""
-
-    __slots__ = ()
-
-
-class FillBackward3(Node):
-    """self.fill_(value), value a 0-d tensor:  d self = 0,  d value = the sum of g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            Tensor._make(np.zeros_like(g._data)) if self.needs_input_grad(0) else None,
-            g.sum() if self.needs_input_grad(1) else None,
-        )
 
 
 class CopyBackwards(Node):

@@ -14,8 +14,9 @@ from ..grad_mode import GradMode
 from ..node import gradient_edge
 from ..saved import SavedTensor
 from . import arithmetic as ar
+from . import derivatives, piecewise
 from . import elementwise as el
-from . import piecewise
+from .derivatives import node_name
 from .inplace import _check_inplace_allowed, rebase_history
 from .recording import SCALAR_TYPE_NAMES
 
@@ -80,38 +81,20 @@ def _rebase(self, out, keeps_self):
     return self
 
 
-# One line per operation: the form PyTorch has, made from the out-of-place operation.
-abs_ = in_place(el.abs, keeps_self=True)
-acos_ = in_place(el.acos, keeps_self=True)
-asin_ = in_place(el.asin, keeps_self=True)
-atan_ = in_place(el.atan, keeps_self=True)
+# The operations of the table's UNARY (derivatives.py): exp_ from exp, and so on.
+TABLE_FORMS = {
+    f"{name}_": in_place(function, "self" in derivatives.NODE_TYPES[node_name(name)].uses)
+    for name, function in derivatives.OPERATIONS.items()
+}
+globals().update(TABLE_FORMS)
+# and the others, each the form PyTorch has, made from the out-of-place operation
 ceil_ = in_place(el.ceil)
 clamp_ = in_place(piecewise.clamp, keeps_self=True)
 clamp_max_ = in_place(piecewise.clamp_max, keeps_self=True)
 clamp_min_ = in_place(piecewise.clamp_min, keeps_self=True)
-cos_ = in_place(el.cos, keeps_self=True)
-cosh_ = in_place(el.cosh, keeps_self=True)
-erf_ = in_place(el.erf, keeps_self=True)
-exp_ = in_place(el.exp)
-exp2_ = in_place(el.exp2)
-expm1_ = in_place(el.expm1)
 floor_ = in_place(el.floor)
 leaky_relu_ = in_place(el.leaky_relu_from_result, name="leaky_relu_")  # LeakyReluBackward1
-log_ = in_place(el.log, keeps_self=True)
-log10_ = in_place(el.log10, keeps_self=True)
-log1p_ = in_place(el.log1p, keeps_self=True)
-log2_ = in_place(el.log2, keeps_self=True)
 neg_ = in_place(ar.neg)
 pow_ = in_place(ar.pow, keeps_self=True)
-reciprocal_ = in_place(ar.reciprocal)
-relu_ = in_place(el.relu)
 round_ = in_place(el.round)
-rsqrt_ = in_place(el.rsqrt)
-sigmoid_ = in_place(el.sigmoid)
-sign_ = in_place(el.sign)
-sin_ = in_place(el.sin, keeps_self=True)
-sinh_ = in_place(el.sinh, keeps_self=True)
-sqrt_ = in_place(el.sqrt)
 square_ = in_place(el.square, keeps_self=True)
-tan_ = in_place(el.tan)
-tanh_ = in_place(el.tanh)

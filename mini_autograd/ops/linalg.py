@@ -6,63 +6,23 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
-from .broadcasting import summed_to_inputs
+from .derivatives import (
+    AddmmBackward0,
+    BmmBackward0,
+    DotBackward0,
+    MmBackward0,
+    MvBackward0,
+    TraceBackward0,
+    TrilBackward0,
+    TriuBackward0,
+)
 from .recording import SCALAR_TYPE_NAMES, record
-from .scalar import mul_scalar
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 
 def _strides(array):
     # Saved only for an input that needs a gradient (otherwise PyTorch saves an empty tuple).
     return tuple(s // array.itemsize for s in array.strides)
-
-
-class MmBackward0(Node):
-    """out = self @ mat2:  d self = g @ mat2.T,  d mat2 = self.T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            mm(g, self.saved("mat2").t()) if self.needs_input_grad(0) else None,
-            mm(self.saved("self").t(), g) if self.needs_input_grad(1) else None,
-        )
-
-
-class BmmBackward0(Node):
-    """out = self @ mat2 per batch:  d self = g @ mat2^T,  d mat2 = self^T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            bmm(g, self.saved("mat2").transpose(1, 2)) if self.needs_input_grad(0) else None,
-            bmm(self.saved("self").transpose(1, 2), g) if self.needs_input_grad(1) else None,
-        )
-
-
-class MvBackward0(Node):
-    """out = self @ vec:  d self = outer(g, vec),  d vec = self.T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            unsqueeze(g, 1) * self.saved("vec") if self.needs_input_grad(0) else None,
-            mv(self.saved("self").t(), g) if self.needs_input_grad(1) else None,
-        )
-
-
-class DotBackward0(Node):
-    """out = self . tensor:  d self = g * tensor,  d tensor = g * self."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (
-            g * self.saved("tensor") if self.needs_input_grad(0) else None,
-            g * self.saved("self") if self.needs_input_grad(1) else None,
-        )
 
 
 _CPP_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int"}
@@ -200,27 +160,6 @@ def _unsafe_view(t, shape):
     return record(UnsafeViewBackward0, data, (t,), {"self_sym_sizes": t._data.shape})
 
 
-def _times(t, number):
-    """t * number as PyTorch's backward formulas write it (maybe_multiply: nothing for 1)."""
-    return t if number == 1 else mul_scalar(t, number)
-
-
-class AddmmBackward0(Node):
-    """out = beta * self + alpha * (mat1 @ mat2):
-    d self = beta * g,  d mat1 = alpha * g @ mat2.T,  d mat2 = alpha * mat1.T @ g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        alpha, beta = self._saved["alpha"], self._saved["beta"]
-        return summed_to_inputs(
-            self,
-            _times(g, beta) if self.needs_input_grad(0) else None,
-            _times(mm(g, self.saved("mat2").t()), alpha) if self.needs_input_grad(1) else None,
-            _times(mm(self.saved("mat1").t(), g), alpha) if self.needs_input_grad(2) else None,
-        )
-
-
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2), self broadcast (a linear layer's bias add, fused).
 
@@ -274,16 +213,6 @@ def _diagonal_selector(rows, cols, offset):
     return selector
 
 
-class TraceBackward0(Node):
-    """out = sum of the diagonal of self:  d self = g on the diagonal, 0 elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        rows, cols = self._saved["self_sym_sizes"]
-        return (g * Tensor._make(np.eye(rows, cols, dtype=g._data.dtype)),)
-
-
 def trace(self):
     """The sum of the diagonal of a matrix (integers give int64); backward: g on the diagonal."""
     if self._data.ndim != 2:
@@ -332,24 +261,6 @@ def diag(self, diagonal=0):
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
     data = np.diag(x, diagonal)
     return record(DiagEmbedBackward0, data, (self,), {"dim1": -2, "dim2": -1, "offset": diagonal})
-
-
-class TrilBackward0(Node):
-    """out = self with the elements above the `diagonal` diagonal set to 0:  d self = tril(g)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (tril(g, self._saved["diagonal"]),)
-
-
-class TriuBackward0(Node):
-    """out = self with the elements below the `diagonal` diagonal set to 0:  d self = triu(g)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (triu(g, self._saved["diagonal"]),)
 
 
 def tril(self, diagonal=0):

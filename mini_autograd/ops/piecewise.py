@@ -8,8 +8,20 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape, summed_to_inputs
+from .derivatives import (
+    ClampBackward1,
+    ClampMaxBackward0,
+    ClampMaxBackward1,
+    ClampMinBackward0,
+    ClampMinBackward1,
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    MaximumBackward0,
+    MinimumBackward0,
+    WhereBackward0,
+    inside,
+)
 from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
-from .scalar import div_scalar
 
 # The C++ names PyTorch's masked_fill prints for a mask that is not bool
 _C_TYPE_NAMES = {
@@ -22,40 +34,6 @@ _C_TYPE_NAMES = {
     "int64": "long int",
     "uint8": "unsigned char",
 }
-
-
-class WhereBackward0(Node):
-    """out = where(condition, self, other):  d self = g where condition, d other = g elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        condition = self.saved("condition")
-        return summed_to_inputs(
-            self,
-            where(condition, g, 0) if self.needs_input_grad(0) else None,
-            where(condition, 0, g) if self.needs_input_grad(1) else None,
-        )
-
-
-def _inside(x, low, high):
-    """The bool tensor `low <= x <= high` (a bound that is None does not limit)."""
-    inside = np.ones(x.shape, dtype=bool)
-    if low is not None:
-        inside = inside & (x >= low)._data
-    if high is not None:
-        inside = inside & (x <= high)._data
-    return Tensor._make(inside)
-
-
-class ClampBackward1(Node):
-    """out = min(max(self, min), max), numbers:  d self = g where min <= self <= max, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s = self._saved
-        return (where(_inside(self.saved("self"), s["min"], s["max"]), g, 0),)
 
 
 class ClampBackward0(Node):
@@ -78,110 +56,9 @@ class ClampBackward0(Node):
             to_high = above if low is None else Tensor._make(above._data | (high < low)._data)
         return summed_to_inputs(
             self,
-            where(_inside(x, low, high), g, 0) if self.needs_input_grad(0) else None,
+            where(inside(x, low, high), g, 0) if self.needs_input_grad(0) else None,
             None if to_low is None else where(to_low, g, 0),
             None if to_high is None else where(to_high, g, 0),
-        )
-
-
-class ClampMinBackward0(Node):
-    """out = max(self, min), min a number:  d self = g where self >= min, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (where(self.saved("self") >= self._saved["min"], g, 0),)
-
-
-class ClampMinBackward1(Node):
-    """out = max(self, min), min a tensor:  d self = g where self >= min,  d min = g elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, bound = self.saved("self"), self.saved("min")
-        return summed_to_inputs(
-            self,
-            where(x >= bound, g, 0) if self.needs_input_grad(0) else None,
-            where(x < bound, g, 0) if self.needs_input_grad(1) else None,
-        )
-
-
-class ClampMaxBackward0(Node):
-    """out = min(self, max), max a number:  d self = g where self <= max, else 0."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (where(self.saved("self") <= self._saved["max"], g, 0),)
-
-
-class ClampMaxBackward1(Node):
-    """out = min(self, max), max a tensor:  d self = g where self <= max,  d max = g elsewhere."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, bound = self.saved("self"), self.saved("max")
-        return summed_to_inputs(
-            self,
-            where(x <= bound, g, 0) if self.needs_input_grad(0) else None,
-            where(x > bound, g, 0) if self.needs_input_grad(1) else None,
-        )
-
-
-class MaximumBackward0(Node):
-    """out = maximum(self, other):  g goes to the larger one; half to each where they tie."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, other = self.saved("self"), self.saved("other")
-        return _share(self, g, x == other, (x < other, x > other))
-
-
-class MinimumBackward0(Node):
-    """out = minimum(self, other):  g goes to the smaller one; half to each where they tie."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        x, other = self.saved("self"), self.saved("other")
-        return _share(self, g, x == other, (x > other, x < other))
-
-
-def _share(node, g, ties, lost):
-    """(d self, d other): g, halved where they tie, 0 where that input lost."""
-    grads = [
-        masked_fill(where(ties, div_scalar(g, 2), g), lost[i], 0)
-        if node.needs_input_grad(i)
-        else None
-        for i in range(2)
-    ]
-    return summed_to_inputs(node, *grads)
-
-
-class MaskedFillBackward0(Node):
-    """out = self with `value` (a number) where mask is True:  d self = g, 0 where filled."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return summed_to_inputs(self, masked_fill(g, self.saved("mask"), 0))
-
-
-class MaskedFillBackward1(Node):
-    """out = self with `value` (a 0-d tensor) where mask:  d self = g, 0 where filled;
-    d value = the sum of g where filled."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        mask = self.saved("mask")
-        return summed_to_inputs(
-            self,
-            masked_fill(g, mask, 0) if self.needs_input_grad(0) else None,
-            where(mask, g, 0).sum() if self.needs_input_grad(1) else None,
         )
 
 

@@ -182,7 +182,8 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
     what the node keeps: tensors are saved (checked and freed as PyTorch's SavedVariable),
     numbers and None are kept as they are. `save_result_as` saves the output itself. `args` are
     the other arguments backward needs, which PyTorch keeps out of sight too; with `broadcasts`
-    the node keeps the input shapes, so backward can undo broadcasting.
+    the node keeps the input shapes, so backward can undo broadcasting (None where no input
+    was broadcast).
     """
     if not GradMode.enabled:  # off inside backward, unless create_graph=True
         return Tensor._make(data)
@@ -196,7 +197,11 @@ def record(node_type, data, inputs, saved=None, save_result_as=None, broadcasts=
             saved[name] = SavedTensor(value)
         elif type(value) is tuple:
             saved[name] = _kept(value)
-    shapes = tuple([None if t is None else t._data.shape for t in inputs]) if broadcasts else None
+    shapes = None
+    for t in inputs if broadcasts else ():  # the input shapes, where one was broadcast
+        if t is not None and t._data.shape != data.shape:
+            shapes = tuple([None if t is None else t._data.shape for t in inputs])
+            break
     edges = tuple([(None, 0) if t is None else gradient_edge(t) for t in inputs])
     node = node_type(edges, saved, args, shapes)
     out = Tensor._make(data, True, node)

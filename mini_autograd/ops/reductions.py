@@ -14,11 +14,17 @@ import numpy as np
 from .. import dtypes
 from ..node import Node
 from ..tensor import Tensor
-from .elementwise import cast
+from .derivatives import (
+    MeanBackward0,
+    MeanBackward1,
+    SumBackward0,
+    SumBackward1,
+    cast,
+    mul_scalar,
+)
 from .indexing import ScatterBackward0, flip, scatter_into_zeros
 from .piecewise import masked_fill, maximum, minimum, where
 from .recording import SCALAR_TYPE_NAMES, float_values, record, scalar_type_name
-from .scalar import div_scalar, mul_scalar
 from .shape import cat, normalize_dim
 
 # what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max
@@ -72,58 +78,6 @@ def _unsqueeze_dims(g, dims):
     for d in dims:
         g = g.unsqueeze(d)
     return g
-
-
-def _expand_back(g, dims, keepdim, shape):
-    """Broadcast a reduced gradient back to `shape` (the inverse of summing over `dims`)."""
-    if dims is not None and not keepdim:
-        for d in dims:  # ascending, so each dim lands where it was (PyTorch unsqueezes too)
-            g = g.unsqueeze(d)
-    return g.expand(*shape)
-
-
-class SumBackward0(Node):
-    """out = sum(self):  d self = g broadcast to self's shape."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        g = _expand_back(g, None, False, self._saved["self_sym_sizes"])
-        return (g if self.args is None else _to_input_dtype(g, self.args),)
-
-
-class SumBackward1(Node):
-    """out = sum(self, dim):  d self = g, with the summed dims put back, broadcast."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s, (dims, dtype) = self._saved, self.args
-        g = _expand_back(g, dims, s["keepdim"], s["self_sym_sizes"])
-        return (g if dtype is None else _to_input_dtype(g, dtype),)
-
-
-class MeanBackward0(Node):
-    """out = mean(self):  d self = g / numel, broadcast."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s = self._saved
-        g = div_scalar(_expand_back(g, None, False, s["self_sym_sizes"]), s["self_sym_numel"])
-        return (g if self.args is None else _to_input_dtype(g, self.args),)
-
-
-class MeanBackward1(Node):
-    """out = mean(self, dim):  d self = g / (number averaged), broadcast."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        s, (dims, dtype) = self._saved, self.args
-        count = s["self_sym_numel"] // (g._data.size or 1)
-        g = div_scalar(_expand_back(g, dims, s["keepdim"], s["self_sym_sizes"]), count)
-        return (g if dtype is None else _to_input_dtype(g, dtype),)
 
 
 class MaxBackward1(Node):

@@ -17,19 +17,14 @@ from ..grad_mode import GradMode
 from ..node import Node, gradient_edge
 from ..saved import SavedTensor
 from ..tensor import Tensor
-from .elementwise import sigmoid, tanh
+from .derivatives import sigmoid, tanh
 from .linalg import addmm, matmul
 from .recording import save, wants_grad
-from .shape import SplitBackward0, _split, stack
+from .shape import _split, stack
+from .unsafe_split import UnsafeSplitBackward0
 
 
 # --- nn.LSTMCell's step, recorded operation by operation --------------------------------------
-class UnsafeSplitBackward0(SplitBackward0):
-    """outs = self.unsafe_chunk(chunks, 1):  d self = the pieces' gradients joined along dim 1."""
-
-    __slots__ = ()
-
-
 def _unsafe_chunk(gates, chunks):
     """gates (B, chunks * H) cut into `chunks` blocks (B, H) along dim 1, as PyTorch's cells do."""
     size = gates.shape[1] // chunks

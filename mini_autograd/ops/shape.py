@@ -17,7 +17,19 @@ from ..settings import warn_once
 from ..tensor import Tensor
 from ..tensor_data import other_library
 from .advanced_indexing import index, index_put_into_zeros
-from .broadcasting import sum_to
+from .derivatives import (
+    AliasBackward0,
+    ExpandBackward0,
+    PermuteBackward0,
+    SqueezeBackward0,
+    SqueezeBackward1,
+    SqueezeBackward4,
+    TBackward0,
+    TransposeBackward0,
+    UnsafeViewBackward0,
+    UnsqueezeBackward0,
+    ViewBackward0,
+)
 from .recording import record, wants_grad
 
 INT64_MAX = 2**63 - 1
@@ -57,96 +69,6 @@ def _mark_view(view, base):
     view._view_made_in_no_grad = not GradMode.enabled
     if inference_mode.active:
         view_in_inference_mode(view, base)
-
-
-class ViewBackward0(Node):
-    """out = self viewed with another shape:  d self = g reshaped back."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.reshape(self._saved["self_sym_sizes"]),)
-
-
-class UnsafeViewBackward0(ViewBackward0):
-    """out = a copy viewed with another shape (reshape of a non-viewable tensor)."""
-
-    __slots__ = ()
-
-
-class TransposeBackward0(Node):
-    """out = self with dim0 and dim1 swapped:  d self = g swapped back."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.transpose(self._saved["dim0"], self._saved["dim1"]),)
-
-
-class TBackward0(Node):
-    """out = self.t():  d self = g.t()."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.t(),)
-
-
-class PermuteBackward0(Node):
-    """out = self with dims reordered:  d self = g with the inverse order."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.permute(*np.argsort(self.args).tolist()),)
-
-
-class UnsqueezeBackward0(Node):
-    """out = self with a new size-1 dim:  d self = g squeezed there."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.squeeze(self.args),)
-
-
-class SqueezeBackward0(Node):
-    """out = self without its size-1 dims:  d self = g reshaped back."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g.reshape(self._saved["self_sym_sizes"]),)
-
-
-class SqueezeBackward1(SqueezeBackward0):
-    """out = self without size-1 dim `dim`:  d self = g reshaped back."""
-
-    __slots__ = ()
-
-
-class SqueezeBackward4(SqueezeBackward0):
-    """The squeeze inside `vector @ matrix` (PyTorch's dims variant)."""
-
-    __slots__ = ()
-
-
-class ExpandBackward0(Node):
-    """out = self broadcast to a larger shape:  d self = g summed over the broadcast dims."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (sum_to(g, self._saved["self_sym_sizes"]),)
-
-
-class AliasBackward0(Node):
-    """out = self[...], the same tensor:  d self = g."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        return (g,)
 
 
 def reshape(self, *shape):

@@ -2,30 +2,10 @@
 
 import numpy as np
 
-from ..node import Node
+from .derivatives import LogSoftmaxBackward0, SoftmaxBackward0
 from .recording import SCALAR_TYPE_NAMES, record
 from .reductions import numpy_names, require_dim
 from .shape import normalize_dim
-
-
-class SoftmaxBackward0(Node):
-    """out = exp(x) / sum(exp(x)):  d x = out * (g - sum(g * out))."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        out = self.saved("result")
-        return (out * (g - (g * out).sum(self.args, keepdim=True)),)
-
-
-class LogSoftmaxBackward0(Node):
-    """out = x - log(sum(exp(x))):  d x = g - exp(out) * sum(g)."""
-
-    __slots__ = ()
-
-    def apply(self, g):
-        out = self.saved("result")
-        return (g - out.exp() * g.sum(self.args, keepdim=True),)
 
 
 def _log_softmax_data(x, dim):
@@ -59,7 +39,7 @@ def softmax(self, dim=None, dtype=None, axis=None):
     self, dim, d = _prepare(self, dim, dtype, axis, "softmax")
     shifted = np.exp(self._data - self._data.max(axis=d, keepdims=True))
     data = shifted / shifted.sum(axis=d, keepdims=True)
-    return record(SoftmaxBackward0, data, (self,), {"dim": dim}, "result", args=d)
+    return record(SoftmaxBackward0, data, (self,), {"dim": dim}, "result")
 
 
 def log_softmax(self, dim=None, dtype=None, axis=None):
@@ -69,4 +49,4 @@ def log_softmax(self, dim=None, dtype=None, axis=None):
     """
     self, dim, d = _prepare(self, dim, dtype, axis, "log_softmax")
     data = _log_softmax_data(self._data, d)
-    return record(LogSoftmaxBackward0, data, (self,), {"dim": dim}, "result", args=d)
+    return record(LogSoftmaxBackward0, data, (self,), {"dim": dim}, "result")
