@@ -1,7 +1,8 @@
 """The doctor on torch programs: the seeds' freed-graph errors explained, correct loops untouched.
 
-The seed programs are the ones tests/test_seeds.py and tests/test_seeds_three_engines.py run,
-imported from there; the seed's LSTMpred model (its `self.hidden` carried) is written out below.
+The seed programs are the course's (course/seeds.py) and the ones
+tests/test_seeds_three_engines.py runs, imported from there; the seed's LSTMpred model (its
+`self.hidden` carried) is written out below.
 """
 
 import inspect
@@ -11,11 +12,11 @@ import weakref
 
 import numpy as np
 import pytest
-import test_seeds as seeds
 import test_seeds_three_engines as three
 import torch
 
 import mini_autograd as ma
+from course import seeds
 from mini_autograd import diagnose, torch_doctor
 
 SERIES = np.sin(np.linspace(0, 12 * np.pi, 301)).astype(np.float32)
@@ -112,19 +113,21 @@ def test_two_losses_one_graph_sum_them_first():
 
 
 def regression_with_nn_linear():
-    """test_seeds.py's regression seed (nn.Linear, mse_loss, SGD): its error text, under the doctor."""
-    weights = torch.nn.Linear(1, 1).state_dict()
-    plain = seeds.regression_loop(torch, three.DATA, three.NOISE, weights, True)[1]
-    with ma.doctor():
-        text = seeds.regression_loop(torch, three.DATA, three.NOISE, weights, True)[1]
-    assert text.startswith(plain + "\n\nDiagnosis (mini_autograd doctor):\n"), text
+    """The seeds' regression program (course/seeds.py: nn.Linear, mse_loss, SGD): its error
+    text, under the doctor."""
+    with pytest.raises(RuntimeError) as plain:
+        seeds.target_from_input(torch)
+    with pytest.raises(RuntimeError) as doctored, ma.doctor():
+        seeds.target_from_input(torch)
+    text = str(doctored.value)
+    assert text.startswith(str(plain.value) + "\n\nDiagnosis (mini_autograd doctor):\n"), text
     return text
 
 
 @pytest.mark.parametrize("seed, name", [("three engines", "y"), ("nn.Linear", "y_train")])
 def test_target_from_an_input_that_requires_grad_is_data(seed, name):
     if seed == "nn.Linear":
-        text = regression_with_nn_linear()  # the loop returns the error text rather than raising
+        text = regression_with_nn_linear()
     else:
         text = doctor_text(three.regression, torch, "none")
     assert "The node that needs the freed tensor is MulBackward0" in text
