@@ -367,6 +367,11 @@ def pack_hooks(lib, see):
     x2 = leaf(lib)
     z = x2 * x2
     see("without hooks, _saved_self is the input itself", z.grad_fn._saved_self is x2)
+
+
+def nested_hooks(lib, see):
+    """saved_tensors_hooks nested: the innermost pair packs, and the outer one again after it"""
+    x2 = leaf(lib)
     calls = []
     outer = lib.autograd.graph.saved_tensors_hooks(
         lambda t: calls.append("outer") or t, lambda t: t
@@ -807,6 +812,11 @@ def in_place_on_a_copy(lib, see):
     (y * y).sum().backward()
     see("x.grad", x.grad)
     see("y.detach(), taken before y.add_(1), afterwards", shared)
+
+
+def in_place_on_a_leaf(lib, see):
+    """x.add_(1) on a leaf that requires grad: refused, except under no_grad"""
+    x = leaf(lib, ROW)
     see.error("x.add_(1) on a leaf that requires grad", lambda: x.add_(1))
     with lib.no_grad():
         x.add_(1)
@@ -1072,11 +1082,11 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, pack_hooks, in_place_on_a_copy, hooks_as_a_block],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, pack_hooks, in_place_on_a_copy, hooks_as_a_block, nested_hooks],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered",
          advice={"in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
-    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy],
+    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
          advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions."}),
     Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released],
@@ -1086,7 +1096,7 @@ TASKS = [
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
-         advice={"value": "Differentiate through the formula: it must use g and the saved tensors as tensors."}),
+         advice={"value": "A value differs: compare each formula with the derivative, its sign and each factor, g included (the gradient that arrives), and keep it an expression of g and the saved tensors as tensors, so that it can be differentiated again."}),
     Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product, refused_grad_keeps_the_graph, same_input_twice],
          hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
     Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],

@@ -362,7 +362,10 @@ def _compare(mine: list, theirs: list) -> None:
 
 
 def _program_name(program) -> str:
-    return program.__doc__.strip().splitlines()[0] if program.__doc__ else program.__name__
+    """The first paragraph of the program's docstring, on one line (its name otherwise)."""
+    if not program.__doc__:
+        return program.__name__
+    return " ".join(program.__doc__.strip().split("\n\n")[0].split())
 
 
 def run(task: Task, path: Path, results: dict | None = None) -> tuple[str, str]:

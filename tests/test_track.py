@@ -462,7 +462,7 @@ MISTAKES = {
     "5.1 forgets the incoming gradient g": (
         "5.1",
         [("        return (g * result * (1 - result),)", "        return (result * (1 - result),)")],
-        "it must use g",
+        "g included",
     ),
     "5.1 computes in numpy": (
         "5.1",

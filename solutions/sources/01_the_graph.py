@@ -52,9 +52,10 @@ from course.checks_01 import (
 # Think about the three kinds of input an operation can get: a tensor that an operation made, a
 # leaf that requires grad, and anything else (a constant, a Python number such as the 2 in
 # `x * 2`). A leaf's gradient goes to an `AccumulateGrad` node, and every operation that uses the
-# leaf must find the **same** one (your engine keeps it for the leaf's whole life; PyTorch keeps it
-# while some graph holds it): where will you keep it, and when do you make it? Every operation
-# here has one output, so the second element is always 0.
+# leaf must find the **same** one (your engine keeps it for the leaf's whole life, a cycle of
+# leaf and node that Python's garbage collector frees; PyTorch keeps it only while some graph
+# holds it, through a weak reference): where will you keep it, and when do you make it? Every
+# operation here has one output, so the second element is always 0.
 #
 # <details><summary>Stuck? A smaller example</summary>
 #

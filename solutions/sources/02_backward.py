@@ -196,13 +196,15 @@ track.check("2.6")
 #   chapter 04), and send each gradient along its edge;
 # * a gradient may be `None` (a hook can drop one): nothing is sent along that edge, but the
 #   node at its end still counts it as arrived, and a node that receives nothing but `None`
-#   does not run `apply`: `None` is what flows on from it.
+#   does not run `apply`: `None` is what flows on from it. Its hooks still run, and see `None`.
 #
 # Also write `register_hook` (a tensor's hook goes to the node that receives its gradient: which
-# one is that, for a leaf? PyTorch refuses a tensor that does not require grad, and returns a
-# handle; here returning the hook itself will do) and `retain_grad` (a hook that keeps the
+# one is that, for a leaf? PyTorch refuses a tensor that does not require grad, saying "cannot
+# register a hook on a tensor that doesn't require gradient", and returns a handle; here
+# returning the hook itself will do) and `retain_grad` (a hook that keeps the
 # gradient in `.grad`, adding when one is already there; on a leaf it does nothing, and on a
-# tensor that does not require grad PyTorch refuses, with `RETAIN_GRAD_MESSAGE`). In PyTorch
+# tensor that does not require grad PyTorch refuses, with `RETAIN_GRAD_MESSAGE`; under
+# `create_graph` the kept gradient is part of the graph, as the gradient itself is). In PyTorch
 # that hook runs after the tensor's other hooks, whatever the order they were registered in:
 # the node keeps it apart, in `_retain_grad_hook`, and your loop calls it last. The check compares the order the nodes run in,
 # and the gradients, with PyTorch's.
