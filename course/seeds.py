@@ -41,9 +41,13 @@ def target_from_input(lib, fix=None, device="cpu", epochs=3) -> list:
     noise = lib.randn(100, 1, device=device)
     with lib.set_grad_enabled(fix != "target under no_grad"):
         y = 1 + 2 * x + 0.3 * noise
-    x_train, y_train = x[:70], y[:70]
-    model = lib.nn.Linear(1, 1).to(device)
-    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+    return fit_line(lib, lib.nn.Linear(1, 1).to(device), x[:70], y[:70], epochs)
+
+
+def fit_line(lib, model, x_train, y_train, epochs, lr=0.1) -> list:
+    """The regression seed's training loop: mse_loss, zero_grad, backward and an SGD step per
+    epoch; returns the loss of each epoch."""
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for _ in range(epochs):
         loss = lib.nn.functional.mse_loss(model(x_train), y_train)
