@@ -6,6 +6,7 @@ Every program is `program(lib, see)` and runs unchanged on torch and on the lear
 
 from __future__ import annotations
 
+import gc
 import weakref
 
 import numpy as np
@@ -405,6 +406,28 @@ def hooks_as_a_block(lib, see):
     see("y is freed once only its packed copies are kept", alive() is None)
     z.sum().backward()
     see("x.grad, through the packed copies", x.grad)
+
+
+def saved_output_without_a_cycle(lib, see):
+    """A node that saves its own output (exp's result) keeps no reference cycle with it"""
+    x = leaf(lib)
+    y = x.exp()
+    result = y.grad_fn._saved_result
+    see("y.grad_fn._saved_result, read back", result)
+    see(
+        "it requires grad, and its grad_fn is y's node",
+        (result.requires_grad, result.grad_fn is y.grad_fn),
+    )
+    y.add_(1)
+    see("after y.add_(1), its version", result._version)
+    del result
+    alive = weakref.ref(y)
+    gc.disable()  # only reference counting frees now: a cycle would keep y
+    try:
+        del y
+        see("y is freed as soon as its last name goes", alive() is None)
+    finally:
+        gc.enable()
 
 
 # --- Chapter 04: freeing ----------------------------------------------------------------------
@@ -1082,16 +1105,18 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, pack_hooks, in_place_on_a_copy, hooks_as_a_block, nested_hooks],
-         hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered",
-         advice={"in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, pack_hooks, in_place_on_a_copy, hooks_as_a_block, nested_hooks, saved_output_without_a_cycle],
+         hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
+         advice={"saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
+                 "in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
     Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
          advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions."}),
-    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released],
-         hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one",
-         advice={"freed_after_backward": "A freed saved tensor must drop its value, not only be marked: the memory is what retain_graph is about."}),
+    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle],
+         hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one; a node's own output comes back as a tensor whose grad_fn is that node, since the node kept only its memory",
+         advice={"saved_output_without_a_cycle": "A node's own output was kept without the node (it would be a cycle): reading it back makes a tensor of that memory whose grad_fn is the node unpack is given, requiring grad and sharing the saved version counter.",
+                 "freed_after_backward": "A freed saved tensor must drop its value, not only be marked: the memory is what retain_graph is about."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],

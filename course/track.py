@@ -554,7 +554,10 @@ def _guarded(name: str, apply: Callable, engine) -> Callable:
 def _in_graph(grads, node) -> bool:
     """True when a formula's inputs (g or a saved tensor) are in the graph, so its result must be."""
     saved = [s for s in node._saved.values() if getattr(s, "unpack_hook", 1) is None]
-    values = [getattr(s, "value", None) for s in saved if not getattr(s, "freed", True)]
+    kept = [s for s in saved if not getattr(s, "freed", True)]
+    if any(getattr(s, "is_output", False) for s in kept):  # in the graph, though kept without it
+        return True
+    values = [getattr(s, "value", None) for s in kept]
     return any(is_tensor(v) and v.requires_grad for v in [*grads, *values])
 
 

@@ -1,5 +1,5 @@
 # Generated from solutions/sources/my_autograd.py by `make exercises`: fill in each `raise NotImplementedError(...)` with your code.
-"""my_autograd: your own autograd engine, written chapter by chapter, with PyTorch's names.
+"""my_autograd: your own autograd engine, written chapter by chapter on numpy, with PyTorch's names.
 
 Search for "Exercise 2.7", replace its `raise NotImplementedError(...)` line with your code, save,
 and run the check in the chapter's exercise notebook. Until you write a piece, the checks use the
@@ -30,8 +30,7 @@ and the simple formulas at the top, the operations at the end) are not exercises
     5.6  _Capture, _nodes_leading_to             autograd.grad's targets: their gradients, no more
     6.5  rnn_tanh_cell                           one step of a recurrent network
     7.5  cross_entropy                           the capstone's loss from elementary operations
-
-numpy only, with PyTorch's names. Every operation has one output: an edge's input_nr is 0.
+Every operation has one output: an edge's input_nr is 0.
 """
 
 import heapq  # noqa: F401 (the run loop's queue of ready nodes)
@@ -226,11 +225,9 @@ def gradient_edge(t):
 
 
 def _record(node_class, data, inputs, saved=(), saved_result=False, **attributes):
-    """The result tensor of an operation on `inputs`, with its node when one is recorded.
-
-    `saved` pairs a name with a value to keep for backward (None: not needed); `saved_result`
-    keeps the output as `result`; `attributes` are set on the node (`_saved_dim=1`, `_shapes`).
-    """
+    """The result tensor of an operation on `inputs`, with its node when one is recorded:
+    `saved` pairs a name with a value to keep for backward (None: not needed), `saved_result`
+    keeps the output as `result`, `attributes` are set on the node (`_saved_dim=1`, `_shapes`)."""
     raise NotImplementedError("Exercise 1.2: recording an operation")
 
 
@@ -437,11 +434,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
 
 
 def _initial_grads(outputs, grad_outputs):
-    """The gradient each output starts from: the one given, or ones for a one-element output.
-
-    `grad_outputs` is what the caller was given: None, one tensor, or one (tensor or None) per
-    output.
-    """
+    """The gradient each output starts from: the one given in `grad_outputs` (None, one tensor,
+    or one tensor or None per output), or ones for a one-element output."""
     raise NotImplementedError("Exercise 4.5: the starting gradients")
 
 

@@ -60,11 +60,16 @@ track.check("3.2")
 # `SavedTensor(tensor, node, is_output)` is where a node keeps a value. Write its `__init__`. To
 # detect later that the tensor was changed in place, stamp the version it has **now** and keep
 # its version counter (the object itself, to read later). Remember `is_output` and that nothing
-# is freed yet. Then the hooks: inside `with saved_tensors_hooks(pack, unpack):` the tensor is not
-# kept itself; the **innermost** active pair's `pack(tensor)` decides what is kept, computed
-# outside the graph, and its `unpack` is remembered to read it back. Write `saved_tensors_hooks`
-# too: it keeps its pair and puts it on `_hook_stack` for the duration of its block. The names
-# the rest of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
+# is freed yet. A node's own output (`is_output`) is a special case: the output's `grad_fn` is
+# this very node, so keeping the output would make a reference cycle that only Python's garbage
+# collector breaks, some time later. PyTorch keeps the output's memory without its node; keep
+# it in a new tensor of that data (exercise 4.1 gives the node back when reading it).
+#
+# Then the hooks: inside `with saved_tensors_hooks(pack, unpack):` the tensor is not kept
+# itself; the **innermost** active pair's `pack(tensor)` decides what is kept, computed outside
+# the graph, and its `unpack` is remembered to read it back. Write `saved_tensors_hooks` too: it
+# keeps its pair and puts it on `_hook_stack` for the duration of its block. The names the rest
+# of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
 # `is_output`.
 #
 # <details><summary>A worked example</summary>

@@ -1,4 +1,4 @@
-"""my_autograd: your own autograd engine, written chapter by chapter, with PyTorch's names.
+"""my_autograd: your own autograd engine, written chapter by chapter on numpy, with PyTorch's names.
 
 Search for "Exercise 2.7", replace its `raise NotImplementedError(...)` line with your code, save,
 and run the check in the chapter's exercise notebook. Until you write a piece, the checks use the
@@ -29,8 +29,7 @@ and the simple formulas at the top, the operations at the end) are not exercises
     5.6  _Capture, _nodes_leading_to             autograd.grad's targets: their gradients, no more
     6.5  rnn_tanh_cell                           one step of a recurrent network
     7.5  cross_entropy                           the capstone's loss from elementary operations
-
-numpy only, with PyTorch's names. Every operation has one output: an edge's input_nr is 0.
+Every operation has one output: an edge's input_nr is 0.
 """
 
 import heapq  # noqa: F401 (the run loop's queue of ready nodes)
@@ -233,11 +232,9 @@ def gradient_edge(t):
 
 
 def _record(node_class, data, inputs, saved=(), saved_result=False, **attributes):
-    """The result tensor of an operation on `inputs`, with its node when one is recorded.
-
-    `saved` pairs a name with a value to keep for backward (None: not needed); `saved_result`
-    keeps the output as `result`; `attributes` are set on the node (`_saved_dim=1`, `_shapes`).
-    """
+    """The result tensor of an operation on `inputs`, with its node when one is recorded:
+    `saved` pairs a name with a value to keep for backward (None: not needed), `saved_result`
+    keeps the output as `result`, `attributes` are set on the node (`_saved_dim=1`, `_shapes`)."""
     ### BEGIN SOLUTION 1.2: recording an operation
     wanted = _GradMode.enabled and any(_requires(t) for t in inputs)
     if not wanted:
@@ -555,7 +552,7 @@ class SavedTensor:
         self.version = tensor._version
         self.version_counter = tensor._version_counter
         self.unpack_hook = None
-        self.value = tensor
+        self.value = Tensor(tensor._data) if is_output else tensor  # the output holds this node
         if _hook_stack:
             pack, self.unpack_hook = _hook_stack[-1]
             with no_grad():
@@ -621,7 +618,11 @@ def unpack(self, node):
     if self.unpack_hook is not None:
         return self.unpack_hook(self.value)
     self.check_version(node)
-    return self.value
+    if not self.is_output:
+        return self.value
+    output = Tensor(self.value._data, requires_grad=True, grad_fn=node)  # the node made it
+    output._version_counter = self.version_counter
+    return output
     ### END SOLUTION
 
 
@@ -653,11 +654,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
 
 
 def _initial_grads(outputs, grad_outputs):
-    """The gradient each output starts from: the one given, or ones for a one-element output.
-
-    `grad_outputs` is what the caller was given: None, one tensor, or one (tensor or None) per
-    output.
-    """
+    """The gradient each output starts from: the one given in `grad_outputs` (None, one tensor,
+    or one tensor or None per output), or ones for a one-element output."""
     ### BEGIN SOLUTION 4.5: the starting gradients
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs] * len(outputs) if len(outputs) == 1 else [None] * len(outputs)
