@@ -52,9 +52,15 @@ class Task:
     advice: dict[str, str] = field(default_factory=dict)
 
 
+NUMBERING = (
+    " (nodes are numbered from the root, node 0, level by level: the order in which the "
+    "pictures draw them, top to bottom)"
+)
+
+
 class _Difference(Exception):
     def __init__(self, kind: str, text: str):
-        super().__init__(text)
+        super().__init__(text + (NUMBERING if "from the top" in text else ""))
         self.kind = kind
 
 

@@ -734,3 +734,10 @@ def test_a_learners_own_not_implemented_error_is_not_called_a_stub(tmp_path):
     path = variant(tmp_path, ("    return counts\n", '    raise NotImplementedError("todo")\n'))
     status, text = message("2.6", path)
     assert status == "not done" and "NotImplementedError('todo')" in text, text
+
+
+def test_a_node_named_by_its_place_says_how_places_are_counted(tmp_path):
+    task_id, replacements, _ = MISTAKES["2.7 oldest node first"]
+    status, text = message(task_id, variant(tmp_path, *replacements))
+    assert status == "wrong" and "(node 2 from the top)" in text, text
+    assert "numbered from the root, node 0, level by level" in text, text
