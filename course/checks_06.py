@@ -34,6 +34,7 @@ from course.check import (
     freed_graph,
     in_place_error,
     losses_of,
+    named_mistake,
     number,
     retained_for_nothing,
     tensor_note,
@@ -43,6 +44,11 @@ from course.check import (
 GATES = "rzn"
 ATOL, RTOL = 1e-5, 1e-4
 _differs = functools.partial(difference, atol=ATOL, rtol=RTOL)
+
+
+def _same_losses(got, expected):
+    """Whether two lists of losses agree within the chapter's tolerance."""
+    return first_difference(got, expected, "chunk", ATOL, RTOL) is None
 
 
 # --- 6.1: a GRU cell's forward -------------------------------------------------------------------
@@ -104,21 +110,31 @@ def _forward_problem(h_got, arrays):
     h_ref = _numpy_gru(x, h, *weights)
     if _differs(h_got, h_ref) is None:
         return None
-    for order in ("".join(p) for p in itertools.permutations(GATES)):
-        if order != GATES and _differs(h_got, _numpy_gru(x, h, *weights, order=order)) is None:
-            shown = ", ".join(order)
-            return f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)"
-    for mistake, words in GRU_MISTAKES.items():
-        if _differs(h_got, _numpy_gru(x, h, *weights, mistake=mistake)) is None:
-            return words
     w_ih, w_hh, b_ih, b_hh = weights
-    for name, kept in (
-        ("b_hh", (w_ih, w_hh, b_ih, 0 * b_hh)),
-        ("b_ih", (w_ih, w_hh, 0 * b_ih, b_hh)),
-    ):
-        if _differs(h_got, _numpy_gru(x, h, *kept)) is None:
-            return f"your step gives what torch.nn.GRUCell gives without `{name}`: both projections carry their own bias, b_ih and b_hh"
-    return f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
+    orders = ("".join(p) for p in itertools.permutations(GATES) if p != tuple(GATES))
+    mistakes = itertools.chain(
+        (
+            (
+                f"your gates are taken in the order {', '.join(order)}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)",
+                _numpy_gru(x, h, *weights, order=order),
+            )
+            for order in orders
+        ),
+        ((words, _numpy_gru(x, h, *weights, mistake=m)) for m, words in GRU_MISTAKES.items()),
+        (
+            (
+                f"your step gives what torch.nn.GRUCell gives without `{name}`: both projections carry their own bias, b_ih and b_hh",
+                _numpy_gru(x, h, *kept),
+            )
+            for name, kept in (
+                ("b_hh", (w_ih, w_hh, b_ih, 0 * b_hh)),
+                ("b_ih", (w_ih, w_hh, 0 * b_ih, b_hh)),
+            )
+        ),
+    )
+    return named_mistake(lambda wrong: _differs(h_got, wrong) is None, mistakes) or (
+        f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
+    )
 
 
 @checker("6.1", GRU_TODO, GRU_HINT)
@@ -334,12 +350,15 @@ def _tbptt_case(train_tbptt, series, window, where):
     zero_grad = zero_grad_problem(order.events)
     if zero_grad:
         raise Feedback(f"{where}: {problem}: {zero_grad}")
-    for (carry, step), advice in TBPTT_VARIANTS.items():
-        other = reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step)
-        if first_difference(losses, other, "chunk", ATOL, RTOL) is None:
-            raise Feedback(f"{where}: {advice}")
+    variants = (
+        (advice, reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step))
+        for (carry, step), advice in TBPTT_VARIANTS.items()
+    )
+    advice = named_mistake(lambda other: _same_losses(losses, other), variants)
     raise Feedback(
-        f"{where}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
+        f"{where}: {advice}"
+        if advice
+        else f"{where}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
     )
 
 
