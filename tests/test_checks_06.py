@@ -131,6 +131,11 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
     return None if variant == "no-return" else losses
 
 
+def test_regression_accepts_the_solution(one_line):
+    assert check_regression_loop(answer("06_rnn_hidden_state", "train_regression"))
+    assert one_line().startswith("Exercise 6.2: correct ✓")
+
+
 @pytest.mark.parametrize("variant", ["fixed", "detach-target"])
 def test_regression_accepts_right_fixes(one_line, variant):
     fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
@@ -214,7 +219,7 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
 
 
 def test_tbptt_accepts_the_solution(one_line):
-    assert check_tbptt(tbptt)
+    assert check_tbptt(answer("06_rnn_hidden_state", "train_tbptt"))
     assert one_line().startswith("Exercise 6.3: correct ✓")
 
 
@@ -315,6 +320,8 @@ def clip(parameters, max_norm, variant="right"):
 
 
 def test_clip_accepts_the_solution_and_the_library(one_line):
+    assert check_clip_grad_norm(answer("06_rnn_hidden_state", "clip_grad_norm"))
+    assert one_line().startswith("Exercise 6.4: correct ✓")
     assert check_clip_grad_norm(clip)
     assert one_line().startswith("Exercise 6.4: correct ✓")
     assert check_clip_grad_norm(ma.nn.utils.clip_grad_norm_)
