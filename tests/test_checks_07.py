@@ -13,18 +13,10 @@ TEXT = (Path(__file__).resolve().parent.parent / "data" / "sonnets.txt").read_te
 CHARS = sorted(set(TEXT.split("\n", 1)[1]))
 V = len(CHARS)
 INDEX = {c: i for i, c in enumerate(CHARS)}
-
-
-def one_hot(lib, ids):
-    return lib.tensor(np.eye(V, dtype=np.float32)[ids])
-
-
-def encode(s):
-    return np.array([INDEX[c] for c in s], dtype=np.int64)
-
-
-def decode(ids):
-    return "".join(CHARS[int(i)] for i in ids)
+NOTEBOOK = {"V": V, "chars": CHARS, "index_of": INDEX}  # the notebook's globals the answers read
+one_hot = answer("07_capstone", "one_hot", **NOTEBOOK)
+encode = answer("07_capstone", "encode", **NOTEBOOK)
+decode = answer("07_capstone", "decode", **NOTEBOOK)
 
 
 # --- 7.1 ----------------------------------------------------------------------------------------
@@ -52,18 +44,23 @@ def chunks_consecutive(ids, batch_size, seq_len):
     return out
 
 
+def streams(ids, batch_size):
+    """The text as batch_size streams side by side (inputs, targets): the solution's chunks of
+    one row each, stacked."""
+    rows = make_chunks(ids, batch_size, 1)
+    return np.concatenate([x for x, _ in rows]), np.concatenate([y for _, y in rows])
+
+
 def chunks_keep_last(ids, batch_size, seq_len):
-    n = (len(ids) - 1) // batch_size
-    inputs = ids[: n * batch_size].reshape(batch_size, n).T
-    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
+    inputs, targets = streams(ids, batch_size)
+    n = len(inputs)
     return [(inputs[k : k + seq_len], targets[k : k + seq_len]) for k in range(0, n, seq_len)]
 
 
 def chunks_range_one_too_far(ids, batch_size, seq_len):
     """The range of chunk starts runs one further: a short last chunk when seq_len - 1 are left."""
-    n = (len(ids) - 1) // batch_size
-    inputs = ids[: n * batch_size].reshape(batch_size, n).T
-    targets = ids[1 : n * batch_size + 1].reshape(batch_size, n).T
+    inputs, targets = streams(ids, batch_size)
+    n = len(inputs)
     return [
         (inputs[k : k + seq_len], targets[k : k + seq_len])
         for k in range(0, n - seq_len + 2, seq_len)
@@ -73,11 +70,6 @@ def chunks_range_one_too_far(ids, batch_size, seq_len):
 def test_chunks_accepts_the_solution(one_line):
     assert checks_07.check_chunks(make_chunks)
     assert "Exercise 7.1: correct ✓" in one_line()
-
-
-def test_chunks_not_done(one_line):
-    assert not checks_07.check_chunks(not_done)
-    assert one_line().startswith("Exercise 7.1: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -107,7 +99,7 @@ def test_chunks_explains_mistakes(one_line, wrong, words):
 # --- 7.2 ----------------------------------------------------------------------------------------
 
 
-train_chunk = answer("07_capstone", "train_chunk", one_hot=one_hot, V=V)
+train_chunk = answer("07_capstone", "train_chunk", one_hot=one_hot, **NOTEBOOK)
 
 
 def train_no_detach(lib, model, optimizer, x, y, state):
@@ -241,11 +233,6 @@ def test_train_chunk_accepts_the_solution(one_line):
     assert "Exercise 7.2: correct ✓" in one_line()
 
 
-def test_train_chunk_not_done(one_line):
-    assert not checks_07.check_train_chunk(not_done, CHARS)
-    assert one_line().startswith("Exercise 7.2: not done yet — ")
-
-
 @pytest.mark.parametrize(
     "wrong, words",
     [
@@ -357,13 +344,11 @@ def sample_without_the_shift(lib, model, prefix, length, temperature=1.0, seed=0
 
 
 def test_sample_accepts_the_solution(one_line):
+    solution = answer("07_capstone", "sample", one_hot=one_hot, encode=encode, decode=decode, V=V)
+    assert checks_07.check_sample(solution, CHARS)
+    assert "Exercise 7.3: correct ✓" in one_line()
     assert checks_07.check_sample(sample, CHARS)
     assert "Exercise 7.3: correct ✓" in one_line()
-
-
-def test_sample_not_done(one_line):
-    assert not checks_07.check_sample(not_done, CHARS)
-    assert one_line().startswith("Exercise 7.3: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -411,6 +396,9 @@ def perplexity(lib, model, chunks, carry=True, grad=False, exponent=True):
 
 
 def test_perplexity_accepts_the_solution(one_line):
+    solution = answer("07_capstone", "perplexity", one_hot=one_hot, V=V)
+    assert checks_07.check_perplexity(solution, CHARS)
+    assert "Exercise 7.4: correct ✓" in one_line()
     assert checks_07.check_perplexity(perplexity, CHARS)
     assert "Exercise 7.4: correct ✓" in one_line()
 
@@ -422,11 +410,6 @@ def test_perplexity_notes_a_tensor(one_line):
     assert checks_07.check_perplexity(as_tensor, CHARS)
     out = one_line()
     assert "Exercise 7.4: correct ✓" in out and "note: you returned a tensor" in out, out
-
-
-def test_perplexity_not_done(one_line):
-    assert not checks_07.check_perplexity(not_done, CHARS)
-    assert one_line().startswith("Exercise 7.4: not done yet — ")
 
 
 @pytest.mark.parametrize(
@@ -444,6 +427,20 @@ def test_perplexity_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_perplexity(wrong, CHARS)
     out = one_line()
     assert out.startswith("Exercise 7.4: ") and words in out, out
+
+
+@pytest.mark.parametrize(
+    "check, args, exercise",
+    [
+        (checks_07.check_chunks, (), "7.1"),
+        (checks_07.check_train_chunk, (CHARS,), "7.2"),
+        (checks_07.check_sample, (CHARS,), "7.3"),
+        (checks_07.check_perplexity, (CHARS,), "7.4"),
+    ],
+)
+def test_not_done(one_line, check, args, exercise):
+    assert not check(not_done, *args)
+    assert one_line().startswith(f"Exercise {exercise}: not done yet — ")
 
 
 # --- the references agree with PyTorch ----------------------------------------------------------
