@@ -1,11 +1,13 @@
 """The chapter 07 checkers accept the solutions and explain plausible wrong answers in words."""
 
+import functools
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import mini_autograd as ma
 from course import capstone, checks_07
 from tests.exercise_answers import answer, not_done
 
@@ -102,38 +104,41 @@ def test_chunks_explains_mistakes(one_line, wrong, words):
 train_chunk = answer("07_capstone", "train_chunk", one_hot=one_hot, **NOTEBOOK)
 
 
-def train_no_detach(lib, model, optimizer, x, y, state):
-    logits, state = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item(), state
-
-
-def train_retain_graph(lib, model, optimizer, x, y, state):
-    logits, state = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward(retain_graph=True)
-    optimizer.step()
-    return loss.item(), tuple(state)
-
-
-def train_no_zero_grad(lib, model, optimizer, x, y, state):
+def train_variant(
+    lib,
+    model,
+    optimizer,
+    x,
+    y,
+    state,
+    *,
+    steps="zbs",
+    retain=False,
+    carried="detach",
+    detach_incoming=False,
+    loss_item=True,
+    target_lib=None,
+):
+    """train_chunk with a slip: `steps` runs zero_grad (z), backward (b) and step (s) in its
+    order, leaving out those it lacks; the state goes on "detach"ed, as "data" or with its
+    "graph"; the target is made with `target_lib` (ma where the code should say lib)."""
+    if detach_incoming and state is not None:
+        state = tuple(s.detach() for s in state)
     logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    loss.backward()
-    optimizer.step()
-    return loss.item(), (h.detach(), c.detach())
-
-
-def train_no_step(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    return loss.item(), (h.detach(), c.detach())
+    target = (target_lib or lib).tensor(y.reshape(-1))
+    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), target)
+    for step in steps:
+        if step == "z":
+            optimizer.zero_grad()
+        elif step == "b":
+            loss.backward(retain_graph=retain)
+        else:
+            optimizer.step()
+    if carried == "detach":
+        h, c = h.detach(), c.detach()
+    elif carried == "data":
+        h, c = h.data, c.data
+    return (loss.item() if loss_item else loss), (h, c)
 
 
 def train_zero_state(lib, model, optimizer, x, y, state):
@@ -145,71 +150,17 @@ def train_ignores_state(lib, model, optimizer, x, y, state):
     return train_chunk(lib, model, optimizer, x, y, None)
 
 
-def train_late_zero_grad(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    loss.backward()
-    optimizer.zero_grad()
-    optimizer.step()
-    return loss.item(), (h.detach(), c.detach())
-
-
-def train_zero_grad_after_step(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    return loss.item(), (h.detach(), c.detach())
-
-
-def train_detach_incoming(lib, model, optimizer, x, y, state):
-    if state is not None:
-        state = tuple(s.detach() for s in state)
-    logits, state = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item(), state
-
-
-def train_tensor_loss(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss, (h.detach(), c.detach())
-
-
-def train_detached_but_retained(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward(retain_graph=True)
-    optimizer.step()
-    return loss.item(), (h.detach(), c.detach())
-
-
-def train_data_state(lib, model, optimizer, x, y, state):
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), lib.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item(), (h.data, c.data)
-
-
-def train_ma_not_lib(lib, model, optimizer, x, y, state):
-    import mini_autograd as ma
-
-    logits, (h, c) = model(one_hot(lib, x), state)
-    loss = lib.nn.functional.cross_entropy(logits.reshape(-1, V), ma.tensor(y.reshape(-1)))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item(), (h.detach(), c.detach())
+train_no_detach = functools.partial(train_variant, carried="graph")
+train_retain_graph = functools.partial(train_variant, carried="graph", retain=True)
+train_no_zero_grad = functools.partial(train_variant, steps="bs")
+train_no_step = functools.partial(train_variant, steps="zb")
+train_late_zero_grad = functools.partial(train_variant, steps="bzs")
+train_zero_grad_after_step = functools.partial(train_variant, steps="bsz")
+train_detach_incoming = functools.partial(train_variant, carried="graph", detach_incoming=True)
+train_tensor_loss = functools.partial(train_variant, loss_item=False)
+train_detached_but_retained = functools.partial(train_variant, retain=True)
+train_data_state = functools.partial(train_variant, carried="data")
+train_ma_not_lib = functools.partial(train_variant, target_lib=ma)
 
 
 @pytest.mark.parametrize(
@@ -449,8 +400,6 @@ def test_not_done(one_line, check, args, exercise):
 def test_reference_sample_is_the_same_on_both_engines():
     ours, theirs = checks_07.twin_models(V, seed=1)
     import torch
-
-    import mini_autograd as ma
 
     a = capstone.sample(ma, ours, "the ", 30, 0.8, 2, chars=CHARS)
     b = capstone.sample(torch, theirs, "the ", 30, 0.8, 2, chars=CHARS)
