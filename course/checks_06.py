@@ -111,30 +111,23 @@ def _forward_problem(h_got, arrays):
     if _differs(h_got, h_ref) is None:
         return None
     w_ih, w_hh, b_ih, b_hh = weights
-    orders = ("".join(p) for p in itertools.permutations(GATES) if p != tuple(GATES))
-    mistakes = itertools.chain(
+    orders = ["".join(p) for p in itertools.permutations(GATES)][1:]  # all but r, z, n
+    mistakes = [  # (words, (weights, settings) of _numpy_gru that make the mistake)
         (
-            (
-                f"your gates are taken in the order {', '.join(order)}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)",
-                _numpy_gru(x, h, *weights, order=order),
-            )
-            for order in orders
-        ),
-        ((words, _numpy_gru(x, h, *weights, mistake=m)) for m, words in GRU_MISTAKES.items()),
-        (
-            (
-                f"your step gives what torch.nn.GRUCell gives without `{name}`: both projections carry their own bias, b_ih and b_hh",
-                _numpy_gru(x, h, *kept),
-            )
-            for name, kept in (
-                ("b_hh", (w_ih, w_hh, b_ih, 0 * b_hh)),
-                ("b_ih", (w_ih, w_hh, 0 * b_ih, b_hh)),
-            )
-        ),
-    )
-    return named_mistake(lambda wrong: _differs(h_got, wrong) is None, mistakes) or (
-        f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
-    )
+            f"your gates are taken in the order {', '.join(order)}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)",
+            (weights, {"order": order}),
+        )
+        for order in orders
+    ]
+    mistakes += [(words, (weights, {"mistake": m})) for m, words in GRU_MISTAKES.items()]
+    without = "your step gives what torch.nn.GRUCell gives without `{}`: both projections carry their own bias, b_ih and b_hh"
+    mistakes += [
+        (without.format("b_hh"), ((w_ih, w_hh, b_ih, 0 * b_hh), {})),
+        (without.format("b_ih"), ((w_ih, w_hh, 0 * b_ih, b_hh), {})),
+    ]
+    same = lambda case: _differs(h_got, _numpy_gru(x, h, *case[0], **case[1])) is None  # noqa: E731
+    mistake = named_mistake(same, mistakes)
+    return mistake or f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
 
 
 @checker("6.1", GRU_TODO, GRU_HINT)
