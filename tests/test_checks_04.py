@@ -36,30 +36,28 @@ SOURCE = "04_freeing_and_retain_graph"
 twice_solution = answer(SOURCE, "can_backward_twice")
 
 
-def twice_any_saved(root):
+def twice_walk(root, saved_anything=False, remember=True):
+    """can_backward_twice with a slip: a node's numbers and sizes counted as saved tensors
+    (saved_anything), or no memory of the visited nodes (right, but exponential on diamonds)."""
     stack, seen = [root.grad_fn], set()
     while stack:
         node = stack.pop()
         if node is None or node in seen:
             continue
-        seen.add(node)
-        if node._saved:
+        if remember:
+            seen.add(node)
+        if node._saved if saved_anything else node.saved_tensors_info():
             return False
         stack.extend(n for n, _ in node.next_functions)
     return True
+
+
+def twice_any_saved(root):
+    return twice_walk(root, saved_anything=True)
 
 
 def twice_without_seen(root):
-    """The solution without its memory of visited nodes: right, but exponential on diamonds."""
-    stack = [root.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        if node.saved_tensors_info():
-            return False
-        stack.extend(n for n, _ in node.next_functions)
-    return True
+    return twice_walk(root, remember=False)
 
 
 def twice_first_branch_only(root):
