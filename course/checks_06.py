@@ -46,11 +46,6 @@ ATOL, RTOL = 1e-5, 1e-4
 _differs = functools.partial(difference, atol=ATOL, rtol=RTOL)
 
 
-def _same_losses(got, expected):
-    """Whether two lists of losses agree within the chapter's tolerance."""
-    return first_difference(got, expected, "chunk", ATOL, RTOL) is None
-
-
 # --- 6.1: a GRU cell's forward -------------------------------------------------------------------
 
 REGRESSION_TODO = (
@@ -347,12 +342,11 @@ def _tbptt_case(train_tbptt, series, window, where):
         (advice, reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step))
         for (carry, step), advice in TBPTT_VARIANTS.items()
     )
-    advice = named_mistake(lambda other: _same_losses(losses, other), variants)
-    raise Feedback(
-        f"{where}: {advice}"
-        if advice
-        else f"{where}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
+    same = lambda other: first_difference(losses, other, "chunk", ATOL, RTOL) is None  # noqa: E731
+    advice = named_mistake(same, variants) or (
+        f"{problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
     )
+    raise Feedback(f"{where}: {advice}")
 
 
 @checker("6.3", TBPTT_TODO)

@@ -348,16 +348,16 @@ def _sample_error(error):
     return None
 
 
-SAMPLE_VARIANTS = [  # a setting of capstone.sample: what its sample means ({} the case)
+SAMPLE_VARIANTS = {  # a setting of capstone.sample: what its sample means ({} the case)
     (
-        {"carry": False},
-        "every character starts from a zero state {}: pass the state from each call to the next.",
-    ),
+        "carry",
+        False,
+    ): "every character starts from a zero state {}: pass the state from each call to the next.",
     (
-        {"first": 0},
-        "the first new character is drawn from the scores at the prefix's first position {}: draw it from the scores at the last position, where the model has read the whole prefix.",
-    ),
-]
+        "first",
+        0,
+    ): "the first new character is drawn from the scores at the prefix's first position {}: draw it from the scores at the last position, where the model has read the whole prefix.",
+}
 
 
 def _compare_text(got, want, prefix, length, temperature, seed, model, chars):
@@ -373,10 +373,11 @@ def _compare_text(got, want, prefix, length, temperature, seed, model, chars):
     if got == want:
         return
     first = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    written = functools.partial(capstone.sample, ma, model, prefix, length, temperature, seed)
     variants = (
-        (advice, capstone.sample(ma, model, prefix, length, temperature, seed, chars=chars, **flag))
-        for flag, advice in SAMPLE_VARIANTS
-        if len(prefix) > 1 or "first" not in flag
+        (advice, written(chars=chars, **{name: value}))
+        for (name, value), advice in SAMPLE_VARIANTS.items()
+        if len(prefix) > 1 or name != "first"  # one character: its first position is its last
     )
     advice = named_mistake(got.__eq__, variants)
     if advice:

@@ -187,11 +187,7 @@ def check_fixed_loop(train_smooth):
         for variant, advice in WRONG_FIXES.items()
     )
     same = lambda wrong: first_difference(losses, wrong, "step", ATOL, RTOL) is None  # noqa: E731
-    advice = named_mistake(same, wrong_fixes)
-    raise Feedback(
-        f"{problem}: "
-        + (
-            advice
-            or "keep the loop as it was (model, data, lr, smooth, the order of the steps) and change only what carries the graph into the next step"
-        )
+    advice = named_mistake(same, wrong_fixes) or (
+        "keep the loop as it was (model, data, lr, smooth, the order of the steps) and change only what carries the graph into the next step"
     )
+    raise Feedback(f"{problem}: {advice}")
