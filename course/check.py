@@ -13,7 +13,9 @@ when nothing is filled in::
 A chapter's check is a function decorated with ``checker(exercise_id, todo, hint)``: it returns
 the words of success, or raises ``Feedback`` with what is wrong; ``call`` runs the learner's code
 and turns its errors into Feedback; ``difference``, ``losses_of`` and ``first_difference`` compare
-tensors and losses with a reference; ``Spy`` watches backward passes, zero_grad and step.
+tensors and losses with a reference; ``named_mistake`` finds the typical mistake (a table of words
+and the wrong results they explain) that the learner's result matches; ``Spy`` watches backward
+passes, zero_grad and step.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import contextlib
 import functools
 import importlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from unittest import mock
 
@@ -209,6 +211,12 @@ def first_difference(got, expected, per: str, atol=1e-5, rtol=1e-4, start=0) -> 
         if not np.isclose(a, b, atol=atol, rtol=rtol):
             return f"the loss of {per} {k} is {a:.6g}, expected {b:.6g}"
     return None
+
+
+def named_mistake(same: Callable[[Any], bool], mistakes: Iterable[tuple[str, Any]]) -> str | None:
+    """The words of the first typical mistake whose result ``same(result)`` finds equal to the
+    learner's: ``mistakes`` holds (words, result) pairs, a generator where results are costly."""
+    return next((words for words, result in mistakes if same(result)), None)
 
 
 # --- check(): a function against numpy and PyTorch ----------------------------------------------

@@ -18,7 +18,7 @@ from unittest import mock
 import numpy as np
 
 import mini_autograd as ma
-from course.check import Feedback, as_array, call, checker, compare, load_torch
+from course.check import Feedback, as_array, call, checker, compare, load_torch, named_mistake
 
 FREED = "Trying to backward through the graph a second time"
 NO_GRAPH = "does not require grad"
@@ -61,7 +61,7 @@ def _hvp_cases(lib):
 def _gradient(lib, f, x_np: np.ndarray) -> np.ndarray:
     x = lib.tensor(x_np, dtype=lib.float64, requires_grad=True)
     (g,) = lib.autograd.grad(f(x), x)
-    return g.detach().cpu().numpy()
+    return as_array(g)
 
 
 @contextlib.contextmanager
@@ -109,20 +109,24 @@ def check_hvp(learner_hvp):
         with _grad_calls() as calls:
             explain = functools.partial(_explain, f"on problem {number}, your hvp", calls=calls)
             got = _array(call(learner_hvp, f, x, v, explain=explain), "your result")
-        expected = torch.autograd.functional.hvp(f_t, torch.tensor(x_np), torch.tensor(v_np))[1]
-        expected = expected.numpy()
+        expected = as_array(
+            torch.autograd.functional.hvp(f_t, torch.tensor(x_np), torch.tensor(v_np))[1]
+        )
         if got.shape != x_np.shape:
             raise Feedback(
                 f"on problem {number} your result has shape {got.shape}; Hv has the shape of x, {x_np.shape}.",
                 hint=True,
             )
         g = _gradient(ma, f, x_np)
-        for name, wrong in (("the gradient itself", g), ("the gradient times v", g * v_np)):
-            if np.allclose(got, wrong, atol=1e-6) and not np.allclose(got, expected, atol=1e-6):
-                raise Feedback(
-                    f"on problem {number} your result equals {name}, not Hv: differentiate once more.",
-                    hint=True,
-                )
+        mistake = not np.allclose(got, expected, atol=1e-6) and named_mistake(
+            functools.partial(np.allclose, got, atol=1e-6),
+            [("the gradient itself", g), ("the gradient times v", g * v_np)],
+        )
+        if mistake:
+            raise Feedback(
+                f"on problem {number} your result equals {mistake}, not Hv: differentiate once more.",
+                hint=True,
+            )
         if x.grad is not None:
             raise Feedback(
                 f"on problem {number} your hvp left a gradient in x.grad: backward() adds into .grad, so every further call would add to it again; take both derivatives with ma.autograd.grad, which returns them and leaves .grad alone."
@@ -169,15 +173,15 @@ def _reference_penalty(arrays, x_hat_np):
     norms = g.pow(2).sum(1).sqrt()
     penalty = ((norms - 1).clamp(min=0) ** 2).mean()
     penalty.backward()
-    grads = {n: None if p.grad is None else p.grad.numpy() for n, p in critic.named_parameters()}
-    squares = (g.detach().numpy() ** 2).sum(1)  # one per sample
+    grads = {n: as_array(p.grad) for n, p in critic.named_parameters()}
+    squares = (as_array(g) ** 2).sum(1)  # one per sample
 
     def cost(norm):  # the one-sided cost of each norm
         return np.maximum(norm - 1, 0) ** 2
 
     batch, squared = cost(np.sqrt(squares.sum())), cost(squares).mean()
     summed = cost(np.sqrt(squares)).sum()
-    per_feature = cost(np.sqrt((g.detach().numpy() ** 2).sum(0))).mean()
+    per_feature = cost(np.sqrt((as_array(g) ** 2).sum(0))).mean()
     two_sided = ((np.sqrt(squares) - 1) ** 2).mean()
     variants = {
         "the two-sided penalty of the chapter (WGAN-GP), which also charges the norms below 1: here a norm at or below 1 costs nothing, only the excess above 1 is squared": two_sided,
@@ -230,10 +234,11 @@ def check_gradient_penalty(learner_penalty):
         value = got.item()
         if not np.isclose(value, expected, atol=1e-6, rtol=1e-5):
             text = f"with {name} your penalty is {value:.6g}, expected {expected:.6g}"
-            for mistake, wrong in variants.items():
-                if np.isclose(value, wrong, atol=1e-6, rtol=1e-5):
-                    raise Feedback(f"{text}: it looks like {mistake}.")
-            raise Feedback(f"{text}.", hint=True)
+            same = functools.partial(np.isclose, value, atol=1e-6, rtol=1e-5)
+            mistake = named_mistake(same, variants.items())
+            raise Feedback(
+                f"{text}: it looks like {mistake}." if mistake else f"{text}.", hint=not mistake
+            )
         try:
             penalty.backward()
         except RuntimeError as error:

@@ -34,6 +34,7 @@ from course.check import (
     freed_graph,
     in_place_error,
     losses_of,
+    named_mistake,
     number,
     retained_for_nothing,
     tensor_note,
@@ -104,21 +105,24 @@ def _forward_problem(h_got, arrays):
     h_ref = _numpy_gru(x, h, *weights)
     if _differs(h_got, h_ref) is None:
         return None
-    for order in ("".join(p) for p in itertools.permutations(GATES)):
-        if order != GATES and _differs(h_got, _numpy_gru(x, h, *weights, order=order)) is None:
-            shown = ", ".join(order)
-            return f"your gates are taken in the order {shown}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)"
-    for mistake, words in GRU_MISTAKES.items():
-        if _differs(h_got, _numpy_gru(x, h, *weights, mistake=mistake)) is None:
-            return words
     w_ih, w_hh, b_ih, b_hh = weights
-    for name, kept in (
-        ("b_hh", (w_ih, w_hh, b_ih, 0 * b_hh)),
-        ("b_ih", (w_ih, w_hh, 0 * b_ih, b_hh)),
-    ):
-        if _differs(h_got, _numpy_gru(x, h, *kept)) is None:
-            return f"your step gives what torch.nn.GRUCell gives without `{name}`: both projections carry their own bias, b_ih and b_hh"
-    return f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
+    orders = ["".join(p) for p in itertools.permutations(GATES)][1:]  # all but r, z, n
+    mistakes = [  # (words, (weights, settings) of _numpy_gru that make the mistake)
+        (
+            f"your gates are taken in the order {', '.join(order)}; PyTorch stacks the rows of w_ih and w_hh as r, z, n (reset, update, new)",
+            (weights, {"order": order}),
+        )
+        for order in orders
+    ]
+    mistakes += [(words, (weights, {"mistake": m})) for m, words in GRU_MISTAKES.items()]
+    without = "your step gives what torch.nn.GRUCell gives without `{}`: both projections carry their own bias, b_ih and b_hh"
+    mistakes += [
+        (without.format("b_hh"), ((w_ih, w_hh, b_ih, 0 * b_hh), {})),
+        (without.format("b_ih"), ((w_ih, w_hh, 0 * b_ih, b_hh), {})),
+    ]
+    same = lambda case: _differs(h_got, _numpy_gru(x, h, *case[0], **case[1])) is None  # noqa: E731
+    mistake = named_mistake(same, mistakes)
+    return mistake or f"h_next differs from torch.nn.GRUCell: {_differs(h_got, h_ref)}"
 
 
 @checker("6.1", GRU_TODO, GRU_HINT)
@@ -334,13 +338,15 @@ def _tbptt_case(train_tbptt, series, window, where):
     zero_grad = zero_grad_problem(order.events)
     if zero_grad:
         raise Feedback(f"{where}: {problem}: {zero_grad}")
-    for (carry, step), advice in TBPTT_VARIANTS.items():
-        other = reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step)
-        if first_difference(losses, other, "chunk", ATOL, RTOL) is None:
-            raise Feedback(f"{where}: {advice}")
-    raise Feedback(
-        f"{where}: {problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
+    variants = (
+        (advice, reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step))
+        for (carry, step), advice in TBPTT_VARIANTS.items()
     )
+    same = lambda other: first_difference(losses, other, "chunk", ATOL, RTOL) is None  # noqa: E731
+    advice = named_mistake(same, variants) or (
+        f"{problem}. Chunk k reads series[k*window:(k+1)*window] and predicts series[k*window+1:(k+1)*window+1]"
+    )
+    raise Feedback(f"{where}: {advice}")
 
 
 @checker("6.3", TBPTT_TODO)

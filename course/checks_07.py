@@ -32,6 +32,7 @@ from course.check import (
     freed_graph,
     in_place_error,
     load_torch,
+    named_mistake,
     number,
     retained_for_nothing,
     tensor_note,
@@ -266,11 +267,14 @@ def _loss_advice(k, losses, expected, vocab, chunks):
     got = f"the loss of chunk {k + 1} is {losses[k]:.5f}, expected {expected[k]:.5f}"
     if k == 0:
         return f"{got}: compute the cross-entropy of the scores logits.reshape(-1, V) against the targets y.reshape(-1), before the optimizer step."
-    for setting, advice in TRAIN_VARIANTS.items():
-        other, _, _ = _reference_run(ma, vocab, chunks, **{setting: False})
-        if np.allclose(losses, other[: len(losses)], atol=1e-5):
-            return f"{got}: {advice}."
-    return f"{got} (the first {k} matched). Hint: {TRAIN_HINT}"
+    variants = (
+        (advice, _reference_run(ma, vocab, chunks, **{setting: False})[0])
+        for setting, advice in TRAIN_VARIANTS.items()
+    )
+    advice = named_mistake(
+        lambda other: np.allclose(losses, other[: len(losses)], atol=1e-5), variants
+    )
+    return f"{got}: {advice}." if advice else f"{got} (the first {k} matched). Hint: {TRAIN_HINT}"
 
 
 def _state_advice(k, state, expected, kept_graph):
@@ -344,6 +348,18 @@ def _sample_error(error):
     return None
 
 
+SAMPLE_VARIANTS = {  # a setting of capstone.sample: what its sample means ({} the case)
+    (
+        "carry",
+        False,
+    ): "every character starts from a zero state {}: pass the state from each call to the next.",
+    (
+        "first",
+        0,
+    ): "the first new character is drawn from the scores at the prefix's first position {}: draw it from the scores at the last position, where the model has read the whole prefix.",
+}
+
+
 def _compare_text(got, want, prefix, length, temperature, seed, model, chars):
     case = f"(prefix {prefix!r}, length={length}, temperature={temperature}, seed={seed})"
     if not isinstance(got, str):
@@ -357,19 +373,15 @@ def _compare_text(got, want, prefix, length, temperature, seed, model, chars):
     if got == want:
         return
     first = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
-    no_carry = capstone.sample(
-        ma, model, prefix, length, temperature, seed, chars=chars, carry=False
+    written = functools.partial(capstone.sample, ma, model, prefix, length, temperature, seed)
+    variants = (
+        (advice, written(chars=chars, **{name: value}))
+        for (name, value), advice in SAMPLE_VARIANTS.items()
+        if len(prefix) > 1 or name != "first"  # one character: its first position is its last
     )
-    if got == no_carry:
-        raise Feedback(
-            f"the sample {got!r} is what the model writes when every character starts from a zero state {case}: pass the state from each call to the next."
-        )
-    if len(prefix) > 1 and got == capstone.sample(
-        ma, model, prefix, length, temperature, seed, chars=chars, first=0
-    ):
-        raise Feedback(
-            f"the sample {got!r} is what the model writes when the first new character is drawn from the scores at the prefix's first position {case}: draw it from the scores at the last position, where the model has read the whole prefix."
-        )
+    advice = named_mistake(got.__eq__, variants)
+    if advice:
+        raise Feedback(f"the sample {got!r} is what the model writes when {advice.format(case)}")
     if temperature == 0:
         advice = "at temperature 0 take the character with the largest score (np.argmax)"
     else:
@@ -415,12 +427,12 @@ def check_perplexity(perplexity, chars):
 
 def _perplexity_advice(got, want, model, chunks):
     text = f"you get {got:.4f}, expected {want:.4f}"
-    if np.isclose(got, math.log(want), rtol=1e-4):
-        raise Feedback(
-            f"{text}: that is the mean cross-entropy itself; perplexity is its exponential."
-        )
-    if np.isclose(got, capstone.perplexity(ma, model, chunks, carry=False), rtol=1e-4):
-        raise Feedback(
-            f"{text}, the value with the state reset at every chunk: carry the state from one chunk to the next, as in training."
-        )
-    raise Feedback(f"{text}.", hint=True)
+    mistakes = (
+        (": that is the mean cross-entropy itself; perplexity is its exponential.", math.log(want)),
+        (
+            ", the value with the state reset at every chunk: carry the state from one chunk to the next, as in training.",
+            capstone.perplexity(ma, model, chunks, carry=False),
+        ),
+    )
+    mistake = named_mistake(functools.partial(np.isclose, got, rtol=1e-4), mistakes)
+    raise Feedback(text + (mistake or "."), hint=not mistake)

@@ -23,6 +23,7 @@ from course.check import (
     first_difference,
     freed_graph,
     losses_of,
+    named_mistake,
     retained_for_nothing,
     tensor_note,
 )
@@ -181,10 +182,12 @@ def check_fixed_loop(train_smooth):
         )
     if problem is None:
         return f"all {len(expected)} steps train with the reference run's losses, and no backward keeps its graph.{tensor_note(result)}{_source_note(train_smooth)}"
-    for variant, advice in WRONG_FIXES.items():
-        wrong = reference_loop(*smoothing_data(), make_model(), variant=variant)
-        if first_difference(losses, wrong, "step", ATOL, RTOL) is None:
-            raise Feedback(f"{problem}: {advice}")
-    raise Feedback(
-        f"{problem}: keep the loop as it was (model, data, lr, smooth, the order of the steps) and change only what carries the graph into the next step"
+    wrong_fixes = (
+        (advice, reference_loop(*smoothing_data(), make_model(), variant=variant))
+        for variant, advice in WRONG_FIXES.items()
     )
+    same = lambda wrong: first_difference(losses, wrong, "step", ATOL, RTOL) is None  # noqa: E731
+    advice = named_mistake(same, wrong_fixes) or (
+        "keep the loop as it was (model, data, lr, smooth, the order of the steps) and change only what carries the graph into the next step"
+    )
+    raise Feedback(f"{problem}: {advice}")

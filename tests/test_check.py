@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course.check import check, numeric_derivative, verdict
+from course.check import check, named_mistake, numeric_derivative, verdict
 
 POINTS = [np.linspace(-2.0, 2.0, 5), np.array([[0.5, -1.5], [2.5, 0.0]])]
 
@@ -100,3 +100,22 @@ def test_a_verdict_is_true_or_false_and_shows_nothing_in_jupyter(capsys):
     assert right._ipython_display_() is None  # IPython calls it instead of showing Out[n]
     with pytest.raises(TypeError, match="a check must find True or False"):
         verdict(lambda: "correct")()
+
+
+def test_named_mistake_names_the_first_mistake_the_result_makes():
+    mistakes = [("twice", 4.0), ("squared", 9.0), ("also squared", 9.0)]
+    same = lambda wrong: np.isclose(9.0, wrong)  # noqa: E731
+    assert named_mistake(same, mistakes) == "squared"
+    assert named_mistake(lambda wrong: np.isclose(5.0, wrong), mistakes) is None
+
+
+def test_named_mistake_computes_no_result_after_the_one_that_matches():
+    computed = []
+
+    def mistakes():
+        for words, value in [("first", 1.0), ("second", 2.0), ("third", 3.0)]:
+            computed.append(words)
+            yield words, value
+
+    assert named_mistake(lambda wrong: wrong == 2.0, mistakes()) == "second"
+    assert computed == ["first", "second"]

@@ -7,24 +7,24 @@ import pytest
 
 import mini_autograd as ma
 from course import checks_02
+from tests.exercise_answers import answer, not_done
+
+# --- the solution and its variants ----------------------------------------------------------
+
+gradcheck = answer("02_backward", "gradcheck")
 
 
-def stub(*args, **kwargs):
-    raise NotImplementedError("Exercise: stub")
-
-
-# --- the solution ---------------------------------------------------------------------------
-
-
-def gradcheck(
+def gradcheck_variant(
     fn, *arrays, eps=1e-6, dtype=np.float64, one_sided=False, use_backward=True, signed=None
 ):
+    """gradcheck with a slip: the arrays' own dtype (dtype=None), a one-sided difference, no
+    backward at all, or a signed gap."""
     arrays = [np.asarray(a, dtype=dtype) for a in arrays]
     tensors = [ma.tensor(a.copy(), requires_grad=True) for a in arrays]
     fn(*tensors).backward()
     gaps = []
     for i, t in enumerate(tensors):
-        numerical = np.zeros(arrays[i].shape)
+        numerical = np.zeros_like(arrays[i])
         for index in np.ndindex(arrays[i].shape):
             plus = [a.copy() for a in arrays]
             minus = [a.copy() for a in arrays]
@@ -57,7 +57,7 @@ def test_solution_is_accepted(one_line, exercise_id, check, solution):
 
 @pytest.mark.parametrize(("exercise_id", "check", "solution"), CHECKS, ids=[c[0] for c in CHECKS])
 def test_stub_says_not_done_yet(one_line, exercise_id, check, solution):
-    assert not check(stub)
+    assert not check(not_done)
     assert one_line(f"Exercise {exercise_id}: ").startswith(
         f"Exercise {exercise_id}: not done yet — "
     )
@@ -67,25 +67,27 @@ def test_stub_says_not_done_yet(one_line, exercise_id, check, solution):
 
 
 def test_gradcheck_that_never_calls_backward(one_line):
-    assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, use_backward=False))
+    assert not checks_02.check_gradcheck(
+        lambda fn, *a: gradcheck_variant(fn, *a, use_backward=False)
+    )
     line = one_line("Exercise 2.5: ")
     assert "did not notice a wrong backward formula" in line and "input 1" in line
 
 
 def test_gradcheck_in_float32(one_line):
-    assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck(fn, *a, dtype=np.float32))
+    assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck_variant(fn, *a, dtype=np.float32))
     line = one_line("Exercise 2.5: ")
     assert "on the correct function" in line and "input 0" in line
 
 
 def test_gradcheck_one_sided(one_line):
-    one_sided = lambda fn, *a: gradcheck(fn, *a, eps=1e-4, one_sided=True)  # noqa: E731
+    one_sided = lambda fn, *a: gradcheck_variant(fn, *a, eps=1e-4, one_sided=True)  # noqa: E731
     assert not checks_02.check_gradcheck(one_sided)
     assert "on the correct function" in one_line("Exercise 2.5: ")
 
 
 def test_gradcheck_one_sided_with_the_default_eps(one_line):
-    one_sided = lambda fn, *a: gradcheck(fn, *a, one_sided=True)  # noqa: E731
+    one_sided = lambda fn, *a: gradcheck_variant(fn, *a, one_sided=True)  # noqa: E731
     assert not checks_02.check_gradcheck(one_sided)
     line = one_line("Exercise 2.5: ")
     assert "on the correct function" in line and "use the central difference" in line
@@ -93,7 +95,7 @@ def test_gradcheck_one_sided_with_the_default_eps(one_line):
 
 @pytest.mark.parametrize("signed", ["backward - numerical", "numerical - backward"])
 def test_gradcheck_without_the_absolute_value(one_line, signed):
-    no_abs = lambda fn, *a: gradcheck(fn, *a, signed=signed)  # noqa: E731
+    no_abs = lambda fn, *a: gradcheck_variant(fn, *a, signed=signed)  # noqa: E731
     assert not checks_02.check_gradcheck(no_abs)
     line = one_line("Exercise 2.5: ")
     assert "negative gap" in line and "absolute value" in line
@@ -104,27 +106,9 @@ def test_gradcheck_wrong_return(one_line):
     assert "one number per input" in one_line("Exercise 2.5: ")
 
 
-def gradcheck_in_the_arrays_dtype(fn, *arrays, eps=1e-6):
-    """The solution without its first line: it works in whatever dtype the arrays have."""
-    tensors = [ma.tensor(a.copy(), requires_grad=True) for a in arrays]
-    fn(*tensors).backward()
-    gaps = []
-    for i, tensor in enumerate(tensors):
-        numerical = np.zeros_like(arrays[i])
-        for index in np.ndindex(arrays[i].shape):
-            plus, minus = [a.copy() for a in arrays], [a.copy() for a in arrays]
-            plus[i][index] += eps
-            minus[i][index] -= eps
-            f_plus = fn(*[ma.tensor(a) for a in plus]).item()
-            f_minus = fn(*[ma.tensor(a) for a in minus]).item()
-            numerical[index] = (f_plus - f_minus) / (2 * eps)
-        gaps.append(float(np.abs(tensor.grad.numpy() - numerical).max()))
-    return gaps
-
-
 def test_gradcheck_in_the_arrays_own_dtype(one_line):
     """Given float32 arrays, a checker that does not convert them to float64 reports noise."""
-    assert not checks_02.check_gradcheck(gradcheck_in_the_arrays_dtype)
+    assert not checks_02.check_gradcheck(lambda fn, *a: gradcheck_variant(fn, *a, dtype=None))
     line = one_line("Exercise 2.5: ")
     assert "given float32 arrays" in line and "in float64" in line and "rounding" in line
 

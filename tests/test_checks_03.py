@@ -5,24 +5,13 @@ import pytest
 
 import mini_autograd as ma
 from course.checks_03 import check_half_hooks
+from tests.exercise_answers import answer, not_done
 
 pytest.importorskip("torch")
 
 
-def stub(*args):
-    raise NotImplementedError("Exercise 3.x: stub")
-
-
-# --- the solution, as in solutions/sources/03_saved_tensors.py ------------------------------
-
-
-def pack_half(t):
-    return (t.dtype, t.to(ma.float16))
-
-
-def unpack_half(packed):
-    dtype, half = packed
-    return half.to(dtype)
+pack_half = answer("03_saved_tensors", "pack_half")
+unpack_half = answer("03_saved_tensors", "unpack_half")
 
 
 # --- 3.4 ---------------------------------------------------------------------------------------
@@ -35,7 +24,7 @@ def test_half_hooks_accept_the_solution(one_line):
 
 
 def test_half_hooks_say_not_done_yet_for_the_stub(one_line):
-    assert not check_half_hooks(stub, stub)
+    assert not check_half_hooks(not_done, not_done)
     assert one_line().startswith("Exercise 3.4: not done yet — ")
 
 

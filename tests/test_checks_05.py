@@ -4,20 +4,12 @@ import pytest
 
 import mini_autograd as ma
 from course import checks_05
-from tests.exercise_answers import answer
-
-
-def stub(*args):
-    raise NotImplementedError("Exercise 5.x: stub")
-
+from tests.exercise_answers import answer, not_done
 
 # --- 5.2 ---------------------------------------------------------------------------------------
 
 
-def hvp_solution(f, x, v):
-    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
-    (hv,) = ma.autograd.grad((g * v).sum(), x)
-    return hv
+hvp_solution = answer("05_create_graph", "hvp")
 
 
 def hvp_without_create_graph(f, x, v):
@@ -68,7 +60,7 @@ def test_hvp_accepts_the_solution(one_line):
         (hvp_gradient_times_v, "equals the gradient times v"),
         (hvp_tuple, "unpack it"),
         (hvp_through_backward, "left a gradient in x.grad"),
-        (stub, "Exercise 5.2: not done yet — "),
+        (not_done, "Exercise 5.2: not done yet — "),
     ],
     ids=["no-create-graph", "detached", "data", "gradient-times-v", "tuple", "backward", "stub"],
 )
@@ -145,7 +137,7 @@ def test_gradient_penalty_accepts_the_solution(one_line):
         (penalty_squared_norm, "the squared norm instead of the norm"),
         (penalty_with_backward, "filled the critic's .grad"),
         (penalty_detached_norm, "the penalty lost it on the way"),
-        (stub, "Exercise 5.3: not done yet — "),
+        (not_done, "Exercise 5.3: not done yet — "),
     ],
     ids=[
         "no-create-graph",
@@ -168,9 +160,7 @@ def test_gradient_penalty_explains_mistakes(one_line, wrong, expected):
 # --- 5.4 ---------------------------------------------------------------------------------------
 
 
-def hessian_solution(f, x):
-    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
-    return ma.stack([ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
+hessian_solution = answer("05_create_graph", "hessian")
 
 
 def hessian_without_retain_graph(f, x):
@@ -206,7 +196,7 @@ def test_hessian_accepts_the_solution(one_line):
         (hessian_without_create_graph, "needs create_graph=True"),
         (hessian_detached_gradient, "The gradient was detached on the way"),
         (hessian_returns_gradient, "one row per entry of x"),
-        (stub, "Exercise 5.4: not done yet — "),
+        (not_done, "Exercise 5.4: not done yet — "),
     ],
     ids=["no-retain-graph", "no-create-graph", "detached", "gradient", "stub"],
 )

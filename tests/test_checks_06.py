@@ -131,6 +131,11 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
     return None if variant == "no-return" else losses
 
 
+def test_regression_accepts_the_solution(one_line):
+    assert check_regression_loop(answer("06_rnn_hidden_state", "train_regression"))
+    assert one_line().startswith("Exercise 6.2: correct ✓")
+
+
 @pytest.mark.parametrize("variant", ["fixed", "detach-target"])
 def test_regression_accepts_right_fixes(one_line, variant):
     fn = lambda *args: regression(*args, variant=variant)  # noqa: E731
@@ -180,13 +185,15 @@ DETACHING = (
     "late-zero-grad",
     "tensor-losses",
     "detach-retain",
+    "one-too-many",
 )
 
 
 def tbptt(lib, model, series, window, lr=0.1, variant="right"):
     optimizer = lib.optim.SGD(model.parameters(), lr=lr)
     state, losses = None, []
-    for k in range((len(series) - 1) // window):
+    ends = len(series) if variant == "one-too-many" else len(series) - 1
+    for k in range(ends // window):
         shift = 1 if variant == "off-by-one" else 0
         seq = lib.tensor(series[k * window + shift : (k + 1) * window + shift])
         target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
@@ -214,7 +221,7 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
 
 
 def test_tbptt_accepts_the_solution(one_line):
-    assert check_tbptt(tbptt)
+    assert check_tbptt(answer("06_rnn_hidden_state", "train_tbptt"))
     assert one_line().startswith("Exercise 6.3: correct ✓")
 
 
@@ -265,23 +272,7 @@ def test_tbptt_on_a_series_the_window_divides():
 
 
 def test_tbptt_names_one_chunk_too_many(one_line):
-    def too_many(lib, model, series, window, lr=0.1):
-        optimizer = lib.optim.SGD(model.parameters(), lr=lr)
-        state, losses = None, []
-        for k in range(len(series) // window):
-            seq = lib.tensor(series[k * window : (k + 1) * window])
-            target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
-            if state is not None:
-                state = tuple(s.detach() for s in state)
-            prediction, state = model(seq, state)
-            loss = lib.nn.functional.mse_loss(prediction, target)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-        return losses
-
-    assert not check_tbptt(too_many)
+    assert not check_tbptt(lambda *args: tbptt(*args, variant="one-too-many"))
     line = one_line()
     assert line.startswith("Exercise 6.3: window 8 on a series of 40 values: "), line
     assert "trained the 4 chunks the series holds, then started another" in line, line
@@ -315,6 +306,8 @@ def clip(parameters, max_norm, variant="right"):
 
 
 def test_clip_accepts_the_solution_and_the_library(one_line):
+    assert check_clip_grad_norm(answer("06_rnn_hidden_state", "clip_grad_norm"))
+    assert one_line().startswith("Exercise 6.4: correct ✓")
     assert check_clip_grad_norm(clip)
     assert one_line().startswith("Exercise 6.4: correct ✓")
     assert check_clip_grad_norm(ma.nn.utils.clip_grad_norm_)

@@ -11,13 +11,20 @@ from course.checks_08 import (
     reference_loop,
     smoothing_data,
 )
-from tests.exercise_answers import not_done
+from tests.exercise_answers import answer, not_done
+
+SOURCE = "08_debugging_your_loop"
 
 # --- 8.1 ---------------------------------------------------------------------------------------
 
 
 def test_the_doctor_names_previous():
     assert doctors_name() == "previous"
+
+
+def test_linking_tensor_accepts_the_solution(one_line):
+    assert check_linking_tensor(answer(SOURCE, "linking_tensor"))
+    assert one_line().startswith("Exercise 8.1: correct ✓")
 
 
 @pytest.mark.parametrize(
@@ -120,20 +127,28 @@ def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
     return losses[:-1] if variant == "too short" else losses
 
 
-def answer(variant, **kwargs):
-    return lambda xs, ys, model: smoothed(xs, ys, model, variant=variant, **kwargs)
+train_smooth = answer(SOURCE, "train_smooth")
+
+
+def test_fixed_loop_accepts_the_solution(one_line):
+    assert check_fixed_loop(train_smooth)
+    assert one_line().startswith("Exercise 8.2: correct ✓")
+
+
+def variant(name, **kwargs):
+    return lambda xs, ys, model: smoothed(xs, ys, model, variant=name, **kwargs)
 
 
 def test_the_reference_is_the_solution_and_the_broken_loop_fails():
     xs, ys = smoothing_data()
-    assert reference_loop(xs, ys, make_model()) == smoothed(xs, ys, make_model())
+    assert reference_loop(xs, ys, make_model()) == train_smooth(xs, ys, make_model())
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         reference_loop(xs, ys, make_model(), variant="broken")
 
 
-@pytest.mark.parametrize("variant", ["detach", "detach at use", "detach_", "under no_grad"])
-def test_fixed_loop_accepts_right_fixes(one_line, variant):
-    assert check_fixed_loop(answer(variant))
+@pytest.mark.parametrize("fix", ["detach", "detach at use", "detach_", "under no_grad"])
+def test_fixed_loop_accepts_right_fixes(one_line, fix):
+    assert check_fixed_loop(variant(fix))
     line = one_line()
     assert line == (
         "Exercise 8.2: correct ✓ — all 12 steps train with the reference run's losses, and no "
@@ -159,12 +174,12 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
 
     assert check_fixed_loop(with_data)
     assert "(note: `.data` works here, but `.detach()` is the safe cut" in one_line()
-    assert check_fixed_loop(answer("tensor losses"))
+    assert check_fixed_loop(variant("tensor losses"))
     assert "you returned a tensor where a float is asked" in one_line()
 
 
 @pytest.mark.parametrize(
-    ("variant", "expected"),
+    ("mistake", "expected"),
     [
         ("retain", "retain_graph=True is the wrong fix here"),
         ("retain", "hence the in-place error"),
@@ -186,15 +201,15 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
         ("too short", "expected 12 losses, one per step, got 11"),
     ],
 )
-def test_fixed_loop_explains_wrong_fixes(one_line, variant, expected):
-    assert not check_fixed_loop(answer(variant))
+def test_fixed_loop_explains_wrong_fixes(one_line, mistake, expected):
+    assert not check_fixed_loop(variant(mistake))
     line = one_line()
     assert line.startswith("Exercise 8.2: ") and expected in line, line
     assert "correct" not in line and "Traceback" not in line
 
 
 def test_fixed_loop_other_numbers_and_exceptions(one_line):
-    assert not check_fixed_loop(answer("detach", lr=0.1))
+    assert not check_fixed_loop(variant("detach", lr=0.1))
     line = one_line()
     assert line.startswith("Exercise 8.2: the loss of step 1 is ")
     assert "keep the loop as it was (model, data, lr, smooth" in line
@@ -210,6 +225,6 @@ def test_fixed_loop_other_numbers_and_exceptions(one_line):
 
 def test_the_spy_leaves_torch_as_it_was(capsys):
     originals = torch.autograd.backward, torch.autograd.grad
-    check_fixed_loop(answer("retain"))
+    check_fixed_loop(variant("retain"))
     capsys.readouterr()
     assert (torch.autograd.backward, torch.autograd.grad) == originals
