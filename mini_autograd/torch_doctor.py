@@ -25,7 +25,7 @@ import weakref
 from collections import deque
 
 from . import diagnose
-from .memory import graph_nodes
+from .graph_walk import graph_nodes
 
 TITLE = "mini_autograd doctor"
 FREED_START = "Trying to backward through the graph a second time"
