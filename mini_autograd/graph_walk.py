@@ -1,26 +1,31 @@
 """The one walk over a backward graph, for mini_autograd, torch and the learner's engine alike.
 
-    graph_nodes(loss)                    # every node behind `loss`, breadth first
-    graph_nodes([loss.grad_fn, other])   # from nodes, tensors, or nested lists of both
+    graph_nodes(loss)                       # every node behind `loss`, depth first
+    graph_nodes([loss.grad_fn, other])      # from nodes, tensors, or nested lists of both
+    graph_nodes(loss, breadth_first=True)   # the order the pictures number their nodes in
 
-Only `next_functions` is read, so any engine with PyTorch's node attributes can be walked. The
-order is the one the pictures number their nodes in ("node N from the top").
+Only `next_functions` is read, so any engine with PyTorch's node attributes can be walked.
 """
 
 from collections import deque
 
 
-def graph_nodes(roots):
-    """Every node reachable from `roots`, each once, breadth first, children in next_functions order."""
-    order = [node for node in dict.fromkeys(_root_nodes(roots)) if node is not None]
-    seen = set(order)
-    queue = deque(order)
-    while queue:
-        for child, _ in queue.popleft().next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                order.append(child)
-                queue.append(child)
+def graph_nodes(roots, breadth_first=False):
+    """The backward nodes reachable from `roots`, each once, in next_functions order.
+
+    Depth first (each node before the nodes below it), or level by level with `breadth_first`.
+    """
+    starts = _root_nodes(roots)
+    pending = deque(starts if breadth_first else reversed(starts))
+    order, seen = [], set()
+    while pending:
+        node = pending.popleft() if breadth_first else pending.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        order.append(node)
+        children = [child for child, _ in node.next_functions]
+        pending.extend(children if breadth_first else reversed(children))
     return order
 
 
