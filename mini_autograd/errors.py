@@ -110,6 +110,11 @@ SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "bool": "Bool"}  # fmt: skip
 
 
+def scalar_type_name(tensor):
+    """PyTorch's name for the tensor's dtype ('Float', 'Long'...), as its errors print it."""
+    return SCALAR_TYPE_NAMES[tensor._data.dtype.name]
+
+
 def grad_wrong_dtype(grad_dtype, tensor_dtype):
     """PyTorch's error for a .grad of another dtype than the tensor's (numpy dtypes given)."""
     grad, tensor = _TYPE_META_NAMES[grad_dtype.name], SCALAR_TYPE_NAMES[tensor_dtype.name]

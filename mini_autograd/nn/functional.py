@@ -42,7 +42,8 @@ from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     max_pool1d,
     max_pool2d,
 )
-from ..ops.recording import promote_types, record, result_type
+from ..ops.promotion import promote_types, result_type
+from ..ops.recording import record
 from ..random import default_generator
 from ..tensor import Tensor
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)

@@ -15,11 +15,11 @@ import warnings
 import numpy as np
 
 from .. import events, inference
+from ..errors import SCALAR_TYPE_NAMES
 from ..grad_mode import GradMode
 from ..tensor import Tensor
 from .inplace_elementwise import check_can_cast
 from .piecewise import _C_TYPE_NAMES
-from .recording import SCALAR_TYPE_NAMES
 
 INPUT_ALIASES = ("input", "x", "a", "x1")  # numpy's names torch accepts for `input`
 

@@ -10,9 +10,10 @@ from collections import namedtuple
 import numpy as np
 
 from .. import creation
+from ..errors import SCALAR_TYPE_NAMES
 from ..node import Node
 from ..tensor import Tensor
-from .recording import SCALAR_TYPE_NAMES, record
+from .recording import record
 
 HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])  # torch.return_types.histogram
 _C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}

@@ -3,6 +3,7 @@ outer; and the parts of a matrix: trace, diag, tril and triu."""
 
 import numpy as np
 
+from ..errors import SCALAR_TYPE_NAMES
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
@@ -16,7 +17,7 @@ from .derivatives import (
     TrilBackward0,
     TriuBackward0,
 )
-from .recording import SCALAR_TYPE_NAMES, record
+from .recording import record
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 

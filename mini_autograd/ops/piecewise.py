@@ -5,6 +5,7 @@ The gradient flows to whichever value was chosen, and is 0 for the rest.
 
 import numpy as np
 
+from ..errors import scalar_type_name
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape, summed_to_inputs
@@ -21,7 +22,8 @@ from .derivatives import (
     WhereBackward0,
     inside,
 )
-from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
+from .promotion import as_tensor, result_type
+from .recording import check_tensor, record
 
 # The C++ names PyTorch's masked_fill prints for a mask that is not bool
 _C_TYPE_NAMES = {
