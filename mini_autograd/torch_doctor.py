@@ -343,7 +343,6 @@ def _linking(roots, earlier, site, failing=None):
         olds,
         named,
         _computed_from,
-        torch.nn.Parameter,
         lambda node: (None, ""),
         earlier,
         site,
