@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .memory import as_numpy, graph_nodes, node_saved
+from .graph_walk import graph_nodes
+from .memory import as_numpy, node_saved
 
 
 @dataclass

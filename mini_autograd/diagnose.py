@@ -232,7 +232,6 @@ def pass_between(earlier, later):
 
 def freed_diagnosis(node, saved):
     """Observer of freed tensors being read: the diagnosis that follows PyTorch's text."""
-    from .nn import Parameter
     from .tensor import Tensor
 
     call = engine.current_call()
@@ -257,9 +256,7 @@ def freed_diagnosis(node, saved):
     roots = [n for n, _ in record.roots or () if n is not None]
     olds = carried_nodes(roots, lambda n: n._sequence_nr() < freed_by.sequence_mark, node)
     named = named_tensors(Tensor)
-    groups = carried_groups(
-        olds, named, _same_line, Parameter, _origin_of, freed_by, record.site, roots
-    )
+    groups = carried_groups(olds, named, _same_line, _origin_of, freed_by, record.site, roots)
     lines += linking_lines(groups, freed_by, "mini_autograd")
     return "\n".join(lines)
 
@@ -400,15 +397,15 @@ def output_numbers(node):
     return [nr for _, nr in node.next_functions]
 
 
-def carried_groups(olds, named, same_role, parameter_type, origin, freed_by, site, roots):
+def carried_groups(olds, named, same_role, origin, freed_by, site, roots):
     """The carried nodes `olds` as `Carried` groups: named, and said what kind they are.
 
     `named` is [(name, tensor)] from the learner's code; `same_role(later, old)` says whether a
     node made after `old` plays its part (the same variable, one iteration later); `origin(node)`
     is (shape, where) as far as the engine knows. `freed_by` is the call that freed the graph,
     `site` where the failing call is made, `roots` its nodes (its losses: never a variable's new
-    value). Parameters are instances of `parameter_type`, or leaves updated in place (their
-    version counter moved).
+    value). Parameters are a module's `Parameter`s (torch's or mini_autograd's), or leaves updated
+    in place (their version counter moved).
     """
     groups = {}
     for old in olds:
@@ -427,7 +424,7 @@ def carried_groups(olds, named, same_role, parameter_type, origin, freed_by, sit
         later = sorted({name for name, node in remade for old in members if same_role(node, old)})
         renewed = [name for name in held if assigned_in_loop(name, site)] or later
         leaves = {id(leaf): leaf for old in members for leaf in leaves_of(old)}.values()
-        trained = [p for p in leaves if isinstance(p, parameter_type) or p._version > 0]
+        trained = [p for p in leaves if _is_parameter(p) or p._version > 0]
         kind = _kind(later, held, renewed, trained, iteration)
         its = "its" if len(members) == 1 else "their"
         reason = _reason(kind, its, renewed, held, trained, leaves, named)
@@ -435,6 +432,12 @@ def carried_groups(olds, named, same_role, parameter_type, origin, freed_by, sit
         when = _when(kind, later, iteration)
         found.append(Carried(node_name, len(members), shape, where, names, kind, reason, when))
     return found
+
+
+def _is_parameter(tensor):
+    """A module's weight: a `Parameter` of torch or mini_autograd, known by its class name so that
+    neither library's nn is imported here."""
+    return any(cls.__name__ == "Parameter" for cls in type(tensor).__mro__)
 
 
 def _kind(later, held, renewed, trained, iteration):

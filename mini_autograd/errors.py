@@ -102,7 +102,7 @@ DATA_NOT_FLOAT = (
 )
 GRAD_IS_ITSELF = "can't assign Variable as its own grad"
 # PyTorch's names of the element types: its C++ type names, and its ScalarType names.
-_TYPE_META_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+CPP_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                     "int8": "signed char", "int16": "short int", "int32": "int",
                     "int64": "long int", "uint8": "unsigned char", "bool": "bool"}  # fmt: skip
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
@@ -110,9 +110,14 @@ SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "bool": "Bool"}  # fmt: skip
 
 
+def scalar_type_name(tensor):
+    """PyTorch's name for the tensor's dtype ('Float', 'Long'...), as its errors print it."""
+    return SCALAR_TYPE_NAMES[tensor._data.dtype.name]
+
+
 def grad_wrong_dtype(grad_dtype, tensor_dtype):
     """PyTorch's error for a .grad of another dtype than the tensor's (numpy dtypes given)."""
-    grad, tensor = _TYPE_META_NAMES[grad_dtype.name], SCALAR_TYPE_NAMES[tensor_dtype.name]
+    grad, tensor = CPP_TYPE_NAMES[grad_dtype.name], SCALAR_TYPE_NAMES[tensor_dtype.name]
     return (
         f"attempting to assign a gradient with dtype '{grad}' to a tensor with grad_dtype "
         f"'{tensor}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's "

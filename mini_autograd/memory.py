@@ -46,6 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .graph_walk import graph_nodes
+
 
 @dataclass(frozen=True)
 class SavedInfo:
@@ -84,28 +86,6 @@ def _cells(row):
     shape = "-" if row.shape is None else str(tuple(row.shape))
     nbytes = f"{row.nbytes} (shared)" if row.shared else str(row.nbytes)
     return (row.node, row.attribute, shape, nbytes, "yes" if row.freed else "no")
-
-
-def graph_nodes(roots):
-    """The backward nodes reachable from `roots`, each once, depth first in next_functions order."""
-    order, seen, stack = [], set(), list(reversed(_root_nodes(roots)))
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        order.append(node)
-        stack.extend(next_node for next_node, _ in reversed(node.next_functions))
-    return order
-
-
-def _root_nodes(roots):
-    """The grad_fn of each root tensor (nested lists and tuples allowed; nodes pass through)."""
-    if isinstance(roots, (list, tuple)):
-        return [node for root in roots for node in _root_nodes(root)]
-    if hasattr(roots, "next_functions"):
-        return [roots]
-    return [roots.grad_fn]
 
 
 def saved_tensors(roots):

@@ -25,7 +25,7 @@ import weakref
 from collections import deque
 
 from . import diagnose
-from .memory import graph_nodes
+from .graph_walk import graph_nodes
 
 TITLE = "mini_autograd doctor"
 FREED_START = "Trying to backward through the graph a second time"
@@ -343,7 +343,6 @@ def _linking(roots, earlier, site, failing=None):
         olds,
         named,
         _computed_from,
-        torch.nn.Parameter,
         lambda node: (None, ""),
         earlier,
         site,

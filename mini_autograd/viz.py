@@ -27,11 +27,11 @@ PyTorch names them: `grad_fn`, a node's `name()` and `next_functions`, a leaf's 
 """
 
 import html
-from collections import deque
 
 import numpy as np
 
 from . import picture_output
+from .graph_walk import graph_nodes
 from .memory import as_numpy, is_tensor
 
 COMPACT_ABOVE = 40  # graphs with more nodes are drawn compact unless told otherwise
@@ -123,17 +123,8 @@ def saved_tensors(node):
 
 
 def _walk(start_nodes):
-    """Every node reachable from `start_nodes`, breadth first, children in next_functions order."""
-    order = [n for n in dict.fromkeys(start_nodes) if n is not None]
-    seen = set(order)
-    queue = deque(order)
-    while queue:
-        for child, _ in queue.popleft().next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                order.append(child)
-                queue.append(child)
-    return order
+    """Every node reachable from `start_nodes`, breadth first (check 1.4 swaps in the learner's)."""
+    return graph_nodes(start_nodes, breadth_first=True)
 
 
 # --- Writing DOT ------------------------------------------------------------------------------

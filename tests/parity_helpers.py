@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 import mini_autograd as ma
+from mini_autograd import graph_walk
 
 LIBS = (torch, ma)
 FREED_MESSAGE = (
@@ -54,16 +55,9 @@ def random_arrays(shapes, domain="any", seed=0):
 
 
 def graph_nodes(root):
-    """The nodes reachable from `root` (a node), each once, in a deterministic DFS order."""
-    order, index, stack = [], {}, [root]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in index:
-            continue
-        index[id(node)] = len(order)
-        order.append(node)
-        stack.extend(n for n, _ in reversed(node.next_functions))
-    return order, index
+    """The nodes reachable from `root` (a node) in graph_walk's order, and {id(node): position}."""
+    order = graph_walk.graph_nodes(root)
+    return order, {id(node): k for k, node in enumerate(order)}
 
 
 def saved_names(node):

@@ -109,6 +109,21 @@ def test_ops_do_not_import_nn():
     assert not wrong, "\n".join(wrong)
 
 
+INSTRUMENTS = ("viz", "picture_output", "compare", "memory", "diagnose", "torch_doctor")
+INSTRUMENTS += ("freeing_log", "graph_walk")
+
+
+def test_instruments_do_not_import_nn_or_optim():
+    graph = import_graph()
+    wrong = [
+        f"{a} imports {b} (line {line})"
+        for a in (f"mini_autograd.{name}" for name in INSTRUMENTS)
+        for b, line in graph[a].items()
+        if b.startswith(("mini_autograd.nn", "mini_autograd.optim"))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 @pytest.mark.parametrize(
     "graph, expected",
     [

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 import mini_autograd as ma
-from mini_autograd import picture_output
+from mini_autograd import picture_output, viz
+from mini_autograd.graph_walk import graph_nodes
 from mini_autograd.viz import backward_steps, draw_graph, side_by_side
 from tests.conftest import run_python
 
@@ -38,6 +39,18 @@ def diamond(lib):
     a = lib.randn(3, requires_grad=True)
     b = a.exp()
     return (b.tanh() * b.sigmoid()).sum()
+
+
+@LIBS
+def test_graph_nodes_walks_each_node_once_depth_or_breadth_first(lib):
+    loss = diamond(lib)
+    sigmoid, exp = "SigmoidBackward0", "ExpBackward0"
+    leaf = "torch::autograd::AccumulateGrad"
+    deep = ["SumBackward0", "MulBackward0", "TanhBackward0", exp, leaf, sigmoid]
+    wide = ["SumBackward0", "MulBackward0", "TanhBackward0", sigmoid, exp, leaf]
+    assert [n.name() for n in graph_nodes(loss)] == deep
+    assert [n.name() for n in graph_nodes([loss, [loss.grad_fn]], breadth_first=True)] == wide
+    assert [n.name() for n in viz._walk([loss.grad_fn, None])] == wide  # the pictures' order
 
 
 def test_dot_is_byte_identical_across_runs():

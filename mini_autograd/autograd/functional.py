@@ -27,14 +27,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outputs_tuple, outputs = _as_tuple(
             func(*inputs), "outputs of the user-provided function", "vjp"
         )
-        if v is not None:
-            v = _preprocess(_as_tuple(v, "v", "vjp")[1], create_graph, need_graph=False)
-            _validate_v(v, outputs, outputs_tuple)
-        elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the user-provided function returns a single "
-                "Tensor with a single element."
-            )
+        v = _checked_v(v, outputs, outputs_tuple, "vjp", create_graph)
     product = _product(roots=outputs, inputs=inputs, v=v, like=inputs, create_graph=create_graph)
     return _results(outputs, outputs_tuple, product, inputs_tuple, create_graph)
 
@@ -45,14 +38,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _preprocess(inputs, create_graph, need_graph=True)
-        if v is not None:
-            v = _preprocess(_as_tuple(v, "v", "jvp")[1], create_graph, need_graph=False)
-            _validate_v(v, inputs, inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a "
-                "single Tensor with a single element."
-            )
+        v = _checked_v(v, inputs, inputs_tuple, "jvp", create_graph)
         outputs_tuple, outputs = _as_tuple(
             func(*inputs), "outputs of the user-provided function", "jvp"
         )
@@ -154,14 +140,7 @@ def _first_derivative(func, inputs, v, create_graph, strict, name):
     with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
         inputs = _preprocess(inputs, create_graph, need_graph=True)
-        if v is not None:
-            v = _preprocess(_as_tuple(v, "v", name)[1], create_graph, need_graph=False)
-            _validate_v(v, inputs, inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a "
-                "single Tensor with a single element."
-            )
+        v = _checked_v(v, inputs, inputs_tuple, name, create_graph)
         outputs_tuple, outputs = _as_tuple(
             func(*inputs), "outputs of the user-provided function", name
         )
@@ -203,6 +182,24 @@ def _preprocess(tensors, create_graph, need_graph):
         else t.detach().requires_grad_(need_graph)
         for t in tensors
     )
+
+
+def _checked_v(v, like, like_is_tuple, fn_name, create_graph):
+    """v as tensors to multiply by, checked against `like` (vjp's outputs, else the inputs);
+    None is allowed only where `like` is a single one-element tensor."""
+    if v is not None:
+        v = _preprocess(_as_tuple(v, "v", fn_name)[1], create_graph, need_graph=False)
+        _validate_v(v, like, like_is_tuple)
+    elif len(like) != 1 or like[0].numel() != 1:
+        what = (  # vjp's v multiplies the outputs, the others' the inputs
+            "the user-provided function returns"
+            if fn_name == "vjp"
+            else "the input to the user-provided function is"
+        )
+        raise RuntimeError(
+            f"The vector v can only be None if {what} a single Tensor with a single element."
+        )
+    return v
 
 
 def _validate_v(v, other, other_is_tuple):

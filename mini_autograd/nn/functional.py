@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import SCALAR_TYPE_NAMES
 from ..node import Node
 from ..ops import derivatives, elementwise, linalg
 from ..ops import softmax as _softmax
@@ -42,24 +43,14 @@ from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     max_pool1d,
     max_pool2d,
 )
-from ..ops.recording import promote_types, record, result_type
+from ..ops.promotion import promote_types, result_type
+from ..ops.recording import record
 from ..random import default_generator
 from ..tensor import Tensor
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
 from .normalization import batch_norm, layer_norm  # noqa: F401 (F.batch_norm..., as in torch)
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
-_SCALAR_TYPES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
 
 
 def linear(input, weight, bias=None):
@@ -176,7 +167,7 @@ def embedding(input, weight, padding_idx=None):
     padding = _padding_index(padding_idx, n)
     index = input._data
     if index.dtype.kind not in "iu" or index.dtype.itemsize < 4 or index.dtype == np.uint32:
-        kind = _SCALAR_TYPES.get(index.dtype.name, "")
+        kind = SCALAR_TYPE_NAMES.get(index.dtype.name, "")
         tensor_type = "Tensor" if index.dtype.kind == "b" else f"{kind}Tensor"
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -306,8 +297,8 @@ class HuberLossBackward0(SmoothL1LossBackward0):
         x, target = self.saved("self"), self.saved("target")
         if target._data.dtype != x._data.dtype:  # PyTorch's kernel wants one dtype
             raise RuntimeError(
-                f"Found dtype {_SCALAR_TYPES[target._data.dtype.name]} but expected "
-                f"{_SCALAR_TYPES[x._data.dtype.name]}"
+                f"Found dtype {SCALAR_TYPE_NAMES[target._data.dtype.name]} but expected "
+                f"{SCALAR_TYPE_NAMES[x._data.dtype.name]}"
             )
         return super().apply(g)
 
@@ -420,7 +411,7 @@ def _check_nll(input, target, weight, ignore_index):
         )
     labels = target._data
     if labels.dtype not in (np.int64, np.uint8):
-        kind = _SCALAR_TYPES.get(labels.dtype.name, labels.dtype.name)
+        kind = SCALAR_TYPE_NAMES.get(labels.dtype.name, labels.dtype.name)
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {kind}")
     bad = labels[(labels != ignore_index) & ((labels < 0) | (labels >= classes))]
     if bad.size:
@@ -503,7 +494,7 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
     x, t = input._data, target._data
     if t.dtype != x.dtype:
         raise RuntimeError(
-            f"Found dtype {_SCALAR_TYPES[t.dtype.name]} but expected {_SCALAR_TYPES[x.dtype.name]}"
+            f"Found dtype {SCALAR_TYPE_NAMES[t.dtype.name]} but expected {SCALAR_TYPE_NAMES[x.dtype.name]}"
         )
     if not np.all((x >= 0) & (x <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -532,8 +523,8 @@ def _check_logits_target(input_dtype, target_dtype):
     if target_dtype.kind != "f":
         result = promote_types(input_dtype, target_dtype)
         raise RuntimeError(
-            f"result type {_SCALAR_TYPES[result.name]} can't be cast to the desired output type "
-            f"{_SCALAR_TYPES[target_dtype.name]}"
+            f"result type {SCALAR_TYPE_NAMES[result.name]} can't be cast to the desired output type "
+            f"{SCALAR_TYPE_NAMES[target_dtype.name]}"
         )
 
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..errors import SCALAR_TYPE_NAMES
 from ..node import Node
 from ..tensor import Tensor
 from .derivatives import (
@@ -29,7 +30,7 @@ from .derivatives import (
     one_minus,
 )
 from .inplace_elementwise import in_place
-from .recording import SCALAR_TYPE_NAMES, record
+from .recording import record
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946

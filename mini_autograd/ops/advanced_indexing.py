@@ -8,10 +8,11 @@ where they stand, apart they put it first.
 
 import numpy as np
 
+from ..errors import scalar_type_name
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import sum_to
-from .recording import check_tensor, record, save, scalar_type_name, wants_grad
+from .recording import check_tensor, record, save, wants_grad
 
 
 class SavesIndices(Node):

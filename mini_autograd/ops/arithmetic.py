@@ -28,7 +28,8 @@ from .derivatives import (
     zero_like,
 )
 from .piecewise import where
-from .recording import promote, record
+from .promotion import promote
+from .recording import record
 
 
 class PowBackward1(Node):

@@ -5,7 +5,8 @@ PyTorch's formulas call (tanh_backward...) are the FUNCTIONS of derivatives.py's
 from ..node import Node
 from .broadcasting import sum_to
 from .derivatives import div_scalar, mul_scalar
-from .recording import record, result_type
+from .promotion import result_type
+from .recording import record
 
 MEAN = 1  # PyTorch's reduction codes: 0 none, 1 mean, 2 sum
 

@@ -3,9 +3,11 @@
 import numpy as np
 
 from .. import dtypes
+from ..errors import scalar_type_name
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape
-from .recording import check_tensor, promote, scalar_type_name
+from .promotion import promote
+from .recording import check_tensor
 
 
 def _compare(op):

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..dtypes import TENSOR_TYPE_NAMES
+from ..errors import CPP_TYPE_NAMES
 from ..node import Node, gradient_edge
 from ..settings import warn_once
 from ..tensor import Tensor
@@ -26,7 +27,6 @@ SAME_PADDING_WARNING = (
     "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
     "copy of the input be created"
 )
-_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 # --- the numpy kernels ----------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def _same_padding(input, weight, stride, dilation):
 def _conv(name, dims, input, weight, bias, stride, padding, dilation, groups):
     """conv1d / conv2d: an unbatched input gets a batch dim for the convolution, as in PyTorch."""
     if bias is not None and bias._data.dtype != input._data.dtype:
-        i, b = (_C_TYPE_NAMES.get(t._data.dtype.name, t._data.dtype.name) for t in (input, bias))
+        i, b = (CPP_TYPE_NAMES[t._data.dtype.name] for t in (input, bias))
         raise RuntimeError(f"Input type ({i}) and bias type ({b}) should be the same")
     if input.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(

@@ -26,7 +26,8 @@ import numpy as np
 from ..tensor import Tensor
 from .broadcasting import sum_to
 from .formulas import ARRAYS, TENSORS, formula_node
-from .recording import float_values, record
+from .promotion import float_values
+from .recording import record
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf: math.erf, element by element
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..device import check as check_device
+from ..errors import SCALAR_TYPE_NAMES
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import broadcasting, summed_to_inputs
@@ -22,7 +23,8 @@ from .derivatives import (
     leaky_relu_backward,
     reciprocal,
 )
-from .recording import SCALAR_TYPE_NAMES, check_tensor, promote, record
+from .promotion import promote
+from .recording import check_tensor, record
 
 
 class Atan2Backward0(Node):

@@ -15,11 +15,10 @@ import warnings
 import numpy as np
 
 from .. import events, inference
+from ..errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..grad_mode import GradMode
 from ..tensor import Tensor
 from .inplace_elementwise import check_can_cast
-from .piecewise import _C_TYPE_NAMES
-from .recording import SCALAR_TYPE_NAMES
 
 INPUT_ALIASES = ("input", "x", "a", "x1")  # numpy's names torch accepts for `input`
 
@@ -118,8 +117,8 @@ def _check_dtype(out, result, rule, name):
             name=name,
             result=SCALAR_TYPE_NAMES[r.name],
             out=SCALAR_TYPE_NAMES[o.name],
-            result_c=_C_TYPE_NAMES.get(r.name, r.name),
-            out_c=_C_TYPE_NAMES.get(o.name, o.name),
+            result_c=CPP_TYPE_NAMES[r.name],
+            out_c=CPP_TYPE_NAMES[o.name],
         )
     )
 

@@ -10,12 +10,12 @@ from collections import namedtuple
 import numpy as np
 
 from .. import creation
+from ..errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..node import Node
 from ..tensor import Tensor
-from .recording import SCALAR_TYPE_NAMES, record
+from .recording import record
 
 HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])  # torch.return_types.histogram
-_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 class NotImplementedBackward(Node):
@@ -73,8 +73,8 @@ def _edges(input, bins, range):  # noqa: A002
         if bins._data.dtype != x.dtype:
             raise RuntimeError(
                 "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
-                f"but got input with dtype {_C_NAMES[x.dtype.name]} and bins for dimension 0 "
-                f"with dtype {_C_NAMES.get(bins._data.dtype.name, bins._data.dtype.name)}"
+                f"but got input with dtype {CPP_TYPE_NAMES[x.dtype.name]} and bins for dimension 0 "
+                f"with dtype {CPP_TYPE_NAMES[bins._data.dtype.name]}"
             )
         return bins._data.copy()
     if bins <= 0:
@@ -111,6 +111,6 @@ def _check_weight(input, weight):
     if weight._data.dtype != input._data.dtype:
         raise RuntimeError(
             "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
-            f"should have the same dtype, but got input({_C_NAMES[input._data.dtype.name]}), "
-            f"and weight({_C_NAMES.get(weight._data.dtype.name, weight._data.dtype.name)})"
+            f"should have the same dtype, but got input({CPP_TYPE_NAMES[input._data.dtype.name]}), "
+            f"and weight({CPP_TYPE_NAMES[weight._data.dtype.name]})"
         )

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import dtypes, events, inference
 from ..errors import FREED as FREED_MESSAGE
+from ..errors import SCALAR_TYPE_NAMES
 from ..grad_mode import GradMode
 from ..hooks import RetainGradHook
 from ..node import Node, gradient_edge
@@ -33,7 +34,8 @@ from ..tensor import Tensor
 from . import arithmetic, piecewise
 from .broadcasting import broadcasting, sum_to
 from .derivatives import FillBackward2, FillBackward3, ZeroBackward0
-from .recording import SCALAR_TYPE_NAMES, announce, as_tensor, result_type, wrapped_number
+from .promotion import as_tensor, result_type, wrapped_number
+from .recording import announce
 from .shape import (
     MULTI_OUTPUT_VIEWS,
     as_strided,

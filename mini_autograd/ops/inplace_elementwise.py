@@ -10,6 +10,7 @@ makes every form below from the operation; `_rebase` is where the tensor takes t
 
 import numpy as np
 
+from ..errors import SCALAR_TYPE_NAMES
 from ..grad_mode import GradMode
 from ..node import gradient_edge
 from ..saved import SavedTensor
@@ -18,7 +19,6 @@ from . import derivatives, piecewise
 from . import elementwise as el
 from .derivatives import node_name
 from .inplace import _check_inplace_allowed, rebase_history
-from .recording import SCALAR_TYPE_NAMES
 
 
 def check_can_cast(result_dtype, target_dtype):

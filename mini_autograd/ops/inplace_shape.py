@@ -96,7 +96,7 @@ def set_(self, source=None):
     if source is not None:
         check_tensor(source, "set_", "source", 1)
         if source._data.dtype != self._data.dtype:
-            names = errors._TYPE_META_NAMES
+            names = errors.CPP_TYPE_NAMES
             raise RuntimeError(
                 f"Could not set tensor of type {names[source._data.dtype.name]} to a tensor of "
                 f"type {names[self._data.dtype.name]}"

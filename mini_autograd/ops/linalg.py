@@ -3,6 +3,7 @@ outer; and the parts of a matrix: trace, diag, tril and triu."""
 
 import numpy as np
 
+from ..errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
@@ -16,17 +17,13 @@ from .derivatives import (
     TrilBackward0,
     TriuBackward0,
 )
-from .recording import SCALAR_TYPE_NAMES, record
+from .recording import record
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 
 def _strides(array):
     # Saved only for an input that needs a gradient (otherwise PyTorch saves an empty tuple).
     return tuple(s // array.itemsize for s in array.strides)
-
-
-_CPP_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int"}
-_SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long"}
 
 
 def _check_dtypes(a, b, op="mm"):
@@ -36,14 +33,14 @@ def _check_dtypes(a, b, op="mm"):
         if op == "dot":
             raise RuntimeError(
                 "dot : expected both vectors to have same dtype, but found "
-                f"{_SCALAR_NAMES.get(x, x)} and {_SCALAR_NAMES.get(y, y)}"
+                f"{SCALAR_TYPE_NAMES[x]} and {SCALAR_TYPE_NAMES[y]}"
             )
         if op == "bmm":
             raise RuntimeError(
-                f"expected scalar type {_SCALAR_NAMES.get(x, x)} but found {_SCALAR_NAMES.get(y, y)}"
+                f"expected scalar type {SCALAR_TYPE_NAMES[x]} but found {SCALAR_TYPE_NAMES[y]}"
             )
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAMES.get(x, x)} != {_CPP_NAMES.get(y, y)}"
+            f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[x]} != {CPP_TYPE_NAMES[y]}"
         )
 
 

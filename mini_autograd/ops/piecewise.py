@@ -5,6 +5,7 @@ The gradient flows to whichever value was chosen, and is 0 for the rest.
 
 import numpy as np
 
+from ..errors import CPP_TYPE_NAMES, scalar_type_name
 from ..node import Node
 from ..tensor import Tensor
 from .broadcasting import broadcast_shape, summed_to_inputs
@@ -21,19 +22,8 @@ from .derivatives import (
     WhereBackward0,
     inside,
 )
-from .recording import as_tensor, check_tensor, record, result_type, scalar_type_name
-
-# The C++ names PyTorch's masked_fill prints for a mask that is not bool
-_C_TYPE_NAMES = {
-    "float16": "c10::Half",
-    "float32": "float",
-    "float64": "double",
-    "int8": "signed char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "uint8": "unsigned char",
-}
+from .promotion import as_tensor, result_type
+from .recording import check_tensor, record
 
 
 class ClampBackward0(Node):
@@ -150,7 +140,7 @@ def masked_fill(self, mask, value):
     if mask._data.dtype != np.bool_:
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_C_TYPE_NAMES[mask._data.dtype.name]}"
+            f"{CPP_TYPE_NAMES[mask._data.dtype.name]}"
         )
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(

@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from ..errors import SCALAR_TYPE_NAMES, scalar_type_name
 from ..node import Node
 from ..tensor import Tensor
 from .derivatives import (
@@ -24,7 +25,8 @@ from .derivatives import (
 )
 from .indexing import ScatterBackward0, flip, scatter_into_zeros
 from .piecewise import masked_fill, maximum, minimum, where
-from .recording import SCALAR_TYPE_NAMES, float_values, record, scalar_type_name
+from .promotion import float_values
+from .recording import record
 from .shape import cat, normalize_dim
 
 # what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max

@@ -2,8 +2,9 @@
 
 import numpy as np
 
+from ..errors import SCALAR_TYPE_NAMES
 from .derivatives import LogSoftmaxBackward0, SoftmaxBackward0
-from .recording import SCALAR_TYPE_NAMES, record
+from .recording import record
 from .reductions import numpy_names, require_dim
 from .shape import normalize_dim
 

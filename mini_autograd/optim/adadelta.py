@@ -1,8 +1,8 @@
 """Adadelta: steps scaled by the ratio of two running root mean squares, of past updates and
 of gradients, so that the learning rate is 1 by default."""
 
-from ._pointwise import add, add_, addcmul_, mul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, step_tensor
+from ._pointwise import add_, addcmul_, mul_, sqrt
+from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
 
 
 class Adadelta(Optimizer):
@@ -47,10 +47,7 @@ class Adadelta(Optimizer):
             state["acc_delta"] = buffer_like(param)
         rho, eps = group["rho"], group["eps"]
         add_(state["step"], 1)
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"] != 0:
-            grad = add(grad, param._data, group["weight_decay"])
+        grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         addcmul_(mul_(square_avg, rho), grad, grad, 1 - rho)
         std = sqrt(square_avg._data + eps)

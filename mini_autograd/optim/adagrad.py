@@ -1,7 +1,7 @@
 """Adagrad: steps divided by the root of the sum of all squared gradients so far."""
 
-from ._pointwise import add, add_, addcdiv_, addcmul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, step_tensor
+from ._pointwise import add_, addcdiv_, addcmul_, sqrt
+from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
 
 
 class Adagrad(Optimizer):
@@ -48,10 +48,7 @@ class Adagrad(Optimizer):
         state = self.state[param]
         add_(state["step"], 1)
         step = state["step"].item()
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"] != 0:
-            grad = add(grad, param._data, group["weight_decay"])
+        grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         addcmul_(state["sum"], grad, grad, 1)
         std = sqrt(state["sum"]._data) + group["eps"]

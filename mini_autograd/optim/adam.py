@@ -1,7 +1,7 @@
 """Adam: steps scaled by running averages of the gradient and of its square."""
 
-from ._pointwise import add, add_, addcdiv_, addcmul_, lerp_, maximum_, mul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, step_tensor
+from ._pointwise import add_, addcdiv_, addcmul_, lerp_, maximum_, mul_, sqrt
+from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
 
 
 class Adam(Optimizer):
@@ -58,14 +58,11 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         lr, weight_decay = group["lr"], group["weight_decay"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        if group["maximize"]:
-            grad = -grad
         add_(state["step"], 1)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                mul_(param, 1 - lr * weight_decay)
-            else:
-                grad = add(grad, param._data, weight_decay)
+        decoupled = group["decoupled_weight_decay"]
+        if decoupled and weight_decay != 0:
+            mul_(param, 1 - lr * weight_decay)
+        grad = followed_grad(param, grad, group["maximize"], 0 if decoupled else weight_decay)
         lerp_(exp_avg, grad, 1 - beta1)
         addcmul_(mul_(exp_avg_sq, beta2), grad, grad, 1 - beta2)
         step = state["step"].item()

@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
+from ._pointwise import add
 
 
 class Optimizer:
@@ -166,6 +167,15 @@ def check_non_negative(value, what):
     """torch's error for an option that must be >= 0: "Invalid learning rate: -1"."""
     if not 0.0 <= value:
         raise ValueError(f"Invalid {what}: {value}")
+
+
+def followed_grad(param, grad, maximize, weight_decay):
+    """The gradient a step follows: negated to maximize, plus weight_decay * param (L2 decay)."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = add(grad, param._data, weight_decay)
+    return grad
 
 
 def step_tensor():

@@ -1,7 +1,7 @@
 """RMSprop: steps divided by a running root mean square of the gradient."""
 
-from ._pointwise import add, add_, addcdiv_, addcmul, addcmul_, lerp_, mul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, step_tensor
+from ._pointwise import add_, addcdiv_, addcmul, addcmul_, lerp_, mul_, sqrt
+from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
 
 
 class RMSprop(Optimizer):
@@ -52,11 +52,8 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = buffer_like(param)
         alpha, lr = group["alpha"], group["lr"]
         square_avg = state["square_avg"]
-        if group["maximize"]:
-            grad = -grad
         add_(state["step"], 1)
-        if group["weight_decay"] != 0:
-            grad = add(grad, param._data, group["weight_decay"])
+        grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         addcmul_(mul_(square_avg, alpha), grad, grad, 1 - alpha)
         if group["centered"]:
             grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)._data

@@ -2,7 +2,7 @@
 
 from ..tensor import Tensor
 from ._pointwise import add, add_, mul_
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, check_non_negative, followed_grad
 
 
 class SGD(Optimizer):
@@ -43,10 +43,7 @@ class SGD(Optimizer):
 
     def _update(self, param, grad, group):
         momentum = group["momentum"]
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"] != 0:
-            grad = add(grad, param._data, group["weight_decay"])
+        grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         if momentum != 0:
             state = self.state[param]
             buf = state.get("momentum_buffer")
