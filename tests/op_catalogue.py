@@ -2,7 +2,8 @@
 
 Each entry is `Op(id, fn, shapes, domain)`: `fn(lib, *inputs)` runs the op with `lib` = torch or
 mini_autograd (the same code on both), `shapes` are the float64 input shapes and `domain` is
-"pos" where the op needs positive inputs (log, sqrt, powers with a tensor exponent).
+"pos" where the op needs positive inputs (log, sqrt, powers with a tensor exponent). `masks` are
+the requires_grad patterns to run it with (empty: every pattern with at least one input).
 """
 
 from collections.abc import Callable
@@ -14,6 +15,7 @@ class Op(NamedTuple):
     fn: Callable
     shapes: tuple
     domain: str = "any"
+    masks: tuple = ()
 
 
 def _inplace(method, *args, **kwargs):

@@ -1,6 +1,8 @@
 """Every op, run in torch and mini_autograd on the same float64 inputs, must agree to the letter.
 
-For each op of the catalogue and each requires_grad pattern of its inputs:
+The ops: the catalogue (op_catalogue.py), its in-place, setitem and view entries
+(op_catalogue_views.py), and its convolutions and poolings (op_catalogue_nn.py).
+For each op and each requires_grad pattern of its inputs:
 forward values; the recorded graph (node names, edges, `_saved_*` names and values, so conditional
 saving is checked); first and second derivatives; which saved reads raise after a backward
 without retain_graph, and whether a second backward raises.
@@ -10,6 +12,8 @@ import numpy as np
 import pytest
 import torch
 from op_catalogue import OPS, Op
+from op_catalogue_nn import CONV_OPS, POOL_OPS
+from op_catalogue_views import VIEW_OPS
 from parity_helpers import (
     FREED_MESSAGE,
     assert_close,
@@ -22,18 +26,28 @@ from parity_helpers import (
     outcome,
     random_arrays,
     saved_reads,
+    to_numpy,
     weights_like,
 )
 
 import mini_autograd as ma
 
-pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T` on tensors:UserWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:The use of `x.T` on tensors:UserWarning"),
+    pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning"),
+]
 
+ALL_OPS = OPS + VIEW_OPS + CONV_OPS + POOL_OPS
 CASES = [
     pytest.param(op, mask, id=f"{op.id}-{''.join('g' if r else '_' for r in mask)}")
-    for op in OPS
-    for mask in grad_masks(len(op.shapes))
+    for op in ALL_OPS
+    for mask in op.masks or grad_masks(len(op.shapes))
 ]
+
+# Where the output's version differs from torch's (values, graph and derivatives still match).
+VERSION_DIFFERENCES = {
+    "vec_mat": "torch computes vector @ matrix through an in-place squeeze_, bumping the version",
+}
 
 
 def run(lib, op: Op, mask):
@@ -46,13 +60,15 @@ def run(lib, op: Op, mask):
 
 @pytest.mark.parametrize("op, mask", CASES)
 def test_graph_matches_torch(op, mask):
-    """Forward value, node names, edges and saved tensors (names and values) of the graph."""
+    """Forward value, version, node names, edges and saved tensors (names and values) of the graph."""
     _, y_t, loss_t = run(torch, op, mask)
     _, y_m, loss_m = run(ma, op, mask)
-    np.testing.assert_allclose(y_m.detach().numpy(), y_t.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(to_numpy(y_m), to_numpy(y_t), rtol=1e-12, atol=1e-12)
     assert y_m.shape == tuple(y_t.shape)
-    assert y_m.requires_grad == y_t.requires_grad
-    assert y_m.is_leaf == y_t.is_leaf
+    assert (y_m.requires_grad, y_m.is_leaf) == (y_t.requires_grad, y_t.is_leaf)
+    if op.id not in VERSION_DIFFERENCES:
+        assert y_m._version == y_t._version
+    assert describe_graph(y_m) == describe_graph(y_t)
     assert describe_graph(loss_m) == describe_graph(loss_t)
 
 
