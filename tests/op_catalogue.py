@@ -328,6 +328,23 @@ OPS = [
     Op("unbind", lambda lib, a: a.unbind()[1], (S,)),
     Op("unbind_neg", lambda lib, a: lib.unbind(a, -1)[2], (S,)),
     Op("unbind_two_pieces", lambda lib, a: _two_pieces(a.unbind(1)), (S,)),
+    Op("chunk_4_1", lambda lib, a: (lambda c: c[0] * c[3] + c[1].tanh())(a.chunk(4, 1)), ((3, 8),)),
+    Op(
+        "chunk_uneven_sums",
+        lambda lib, a: (lambda c: c[0].sum() + (c[2] * 2).sum())(a.chunk(3, 0)),
+        ((5, 2),),
+    ),
+    Op("chunk_dim_kw", lambda lib, a: a.chunk(2, dim=-1)[1].exp(), (S,)),
+    Op("chunk_one", lambda lib, a: a.chunk(1)[0] * 3, (S,)),
+    Op("chunk_all_used", lambda lib, a: (lambda c: c[0] - c[1])(a.chunk(2)), ((4, 3),)),
+    # --- norms --------------------------------------------------------------------------------
+    Op("norm", lambda lib, a: a.norm(), (S,)),
+    Op("norm_2_dim1", lambda lib, a: a.norm(2, dim=1), (S,)),
+    Op("norm_p2_keepdim", lambda lib, a: a.norm(p=2, dim=0, keepdim=True), (S,)),
+    Op("norm_1", lambda lib, a: a.norm(1, dim=1), (S,)),
+    Op("norm_3_dims", lambda lib, a: a.norm(3, dim=(0, 2)), ((2, 3, 4),)),
+    Op("norm_float_p", lambda lib, a: a.norm(1.5), (S,)),
+    Op("norm_inf", lambda lib, a: a.norm(float("inf"), dim=1), (S,)),
     # --- softmax ----------------------------------------------------------------------------
     Op("softmax", lambda lib, a: a.softmax(-1), (S,)),
     Op("softmax_fn", lambda lib, a: lib.softmax(a, 0), (S,)),
