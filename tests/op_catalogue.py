@@ -249,6 +249,17 @@ OPS = [
     Op("cumsum_axis_dtype", lambda lib, a: a.cumsum(axis=0, dtype=lib.float64), (S,)),
     Op("cumprod", lambda lib, a: a.cumprod(1), (S,)),
     Op("cumprod_fn_neg", lambda lib, a: lib.cumprod(a, -2), (S,)),
+    # cumprod through zeros: torch's backward takes another formula (with cumsums) there
+    Op(
+        "cumprod_with_zeros",
+        lambda lib, a: (a * lib.tensor([1.0, 0.0, 1.0, 0.0], dtype=lib.float64)).cumprod(1),
+        (S,),
+    ),
+    Op(
+        "cumprod_with_a_zero",
+        lambda lib, a: (a * lib.tensor([[1.0], [0.0], [1.0]], dtype=lib.float64)).cumprod(0),
+        (S,),
+    ),
     Op("sort", lambda lib, a: a.sort().values, (S,)),
     Op("sort_descending_dim0", lambda lib, a: lib.sort(a, 0, descending=True)[0], (S,)),
     Op("topk", lambda lib, a: a.topk(2).values, (S,)),
@@ -358,6 +369,10 @@ OPS = [
     Op("mul_number_", _inplace("mul_", 3.0), (S,)),
     Op("zero_", _inplace("zero_"), (S,)),
     Op("fill_", _inplace("fill_", 2.0), (S,)),
+    Op("pow_", _inplace("pow_", 2), (S,)),
+    Op("square_", _inplace("square_"), (S,)),
+    Op("sqrt_", _inplace("sqrt_"), (S,), "pos"),
+    Op("pow_tensor_", _inplace("pow_"), (S, S), "pos"),
     Op("iadd", _iadd, (S, S)),
     Op("isub", _isub, (S, (4,))),
     Op("iadd_number", _iadd_number, (S,)),
@@ -401,3 +416,12 @@ OPS = [
     Op("logsumexp_minus_max", lambda lib, a: a.logsumexp(1) - a.max(1).values, (S,)),
 ]
 OPS_BY_ID = {op.id: op for op in OPS}
+
+# dtype= that changes the dtype (the gradient comes back in the input's dtype): float32 steps, so
+# the parity suite runs these and gradcheck does not
+DTYPE_OPS = [
+    Op("sum_dtype", lambda lib, a: a.float().sum(1, dtype=lib.float64), (S,)),
+    Op("mean_dtype", lambda lib, a: a.float().mean(dtype=lib.float64), (S,)),
+    Op("softmax_dtype", lambda lib, a: a.float().softmax(1, dtype=lib.float64), (S,)),
+    Op("cumsum_dtype", lambda lib, a: a.float().cumsum(0, dtype=lib.float64), (S,)),
+]
