@@ -1,9 +1,11 @@
 """Convolution and pooling against torch: F.conv1d, F.conv2d, max/avg/adaptive pooling,
 Dropout2d, their layers, and the LeNet of PyTorch's "Neural Networks" tutorial.
 
-Each test runs the same program on both libraries and compares values, first and second
-derivatives, graphs (node names, edges, `_saved_*` names and values), freeing, reprs, the
-weights drawn after the same seed, and error texts.
+Each convolution and pooling of op_catalogue_nn.py is checked by test_ops_parity.py (values,
+graph, derivatives, freeing for its requires_grad patterns). Here, each test runs the same program
+on both libraries and compares what else there is: second and third derivatives and the graphs of
+the gradients, indices, float32, layers, reprs, the weights drawn after the same seed, and error
+texts.
 """
 
 import re

@@ -1,11 +1,10 @@
 """`x[key] = value`, in-place changes through views (CopySlices), advanced indexing and
 index_put_, compared with torch to the letter.
 
-- OPS: differentiable programs of float64 leaves, checked as test_ops_parity checks the op
-  catalogue, for every requires_grad pattern of their inputs: forward values, the whole recorded
-  graph (node names, edges, `_saved_*` names and values), first derivatives and Hessian-vector
-  products (so the backward of CopySlices, AsStridedBackward0 and IndexPutBackward0 is recorded
-  under create_graph too), and what reading the saved tensors gives after a backward.
+The differentiable programs of float64 leaves (their values, graphs, derivatives and freeing for
+every requires_grad pattern) are the op catalogue's entries in op_catalogue_views.py, run by
+test_ops_parity.py. Here:
+
 - PROGRAMS: `fn(lib)` run on torch and mini_autograd, returning what must be the same (values,
   graphs, versions, gradients), or raising the same error.
 - NEEDS: what a change outside the ops modules would make match (strict xfails that say which).
