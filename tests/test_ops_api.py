@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import torch
 from parity_helpers import (
-    assert_same,
     compare_nested,
     derivatives,
     describe,
@@ -22,21 +21,12 @@ from parity_helpers import (
     leaves,
     outcome,
 )
+from run_both import run_both
 
 import mini_autograd as ma
 import mini_autograd.ops as ops
 from mini_autograd.ops.elementwise import leaky_relu
 from mini_autograd.ops.methods import METHODS
-
-
-def run_both(fn):
-    """fn(lib) on torch and mini_autograd: the same result, or the same error."""
-    expected, actual = outcome(fn, torch), outcome(fn, ma)
-    if expected[0] == "raises":
-        assert actual == expected
-    else:
-        assert actual[0] == "ok", actual
-        assert_same(describe(actual[1]), describe(expected[1]))
 
 
 def x34(lib, dtype=None):

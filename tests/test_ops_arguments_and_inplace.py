@@ -10,41 +10,19 @@ forms are taken from `mini_autograd.ops` (see `functions`).
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 from parity_helpers import (
-    assert_same,
-    describe,
-    outcome,
     to_numpy,
 )
+from run_both import run_both
 
 import mini_autograd as ma
 import mini_autograd.ops as ops
 from mini_autograd.ops import activations, inplace_elementwise
 from mini_autograd.ops.methods import METHODS
-
-
-def run_both(fn):
-    """fn(lib) on torch and mini_autograd: the same result and warnings, or the same error."""
-    results = []
-    for lib in (torch, ma):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy's, for log(0)...
-            result = outcome(fn, lib)
-        messages = [str(w.message).partition(" (Triggered")[0] for w in caught]
-        results.append((result, messages))
-    (expected, expected_warnings), (actual, actual_warnings) = results
-    if expected[0] == "raises":
-        assert actual == expected
-    else:
-        assert actual[0] == "ok", actual
-        assert_same(describe(actual[1]), describe(expected[1]))
-    assert actual_warnings == expected_warnings
 
 
 def functions(lib):
