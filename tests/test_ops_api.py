@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from ops_api_helpers import ints, run_both, x34
 from parity_helpers import (
     compare_nested,
     derivatives,
@@ -21,18 +22,11 @@ from parity_helpers import (
     leaves,
     outcome,
 )
-from run_both import run_both
 
 import mini_autograd as ma
 import mini_autograd.ops as ops
 from mini_autograd.ops.elementwise import leaky_relu
 from mini_autograd.ops.methods import METHODS
-
-
-def x34(lib, dtype=None):
-    """A fixed 3 x 4 tensor with distinct values, negative and positive."""
-    data = [[0.5, -1.25, 2.0, 0.0], [3.5, -0.75, -2.5, 1.0], [-0.25, 1.5, 0.25, -3.0]]
-    return lib.tensor(data, dtype=dtype or lib.float32)
 
 
 def _changed_base(lib, views_of):
@@ -41,10 +35,6 @@ def _changed_base(lib, views_of):
     views = views_of(x)
     x.mul_(10)
     return views
-
-
-def ints(lib):
-    return lib.tensor([[1, 2], [3, 4]])
 
 
 CALLS = {

@@ -14,10 +14,10 @@ import math
 import numpy as np
 import pytest
 import torch
+from ops_api_helpers import ints, run_both, x34
 from parity_helpers import (
     to_numpy,
 )
-from run_both import run_both
 
 import mini_autograd as ma
 import mini_autograd.ops as ops
@@ -33,16 +33,6 @@ def functions(lib):
 def nn_functional(lib, name):
     """torch.nn.functional.<name>; for mini_autograd, ops/activations.py's until nn has it."""
     return getattr(lib.nn.functional, name, None) or getattr(activations, name)
-
-
-def x34(lib, dtype=None):
-    """A fixed 3 x 4 tensor with distinct values, negative and positive."""
-    data = [[0.5, -1.25, 2.0, 0.0], [3.5, -0.75, -2.5, 1.0], [-0.25, 1.5, 0.25, -3.0]]
-    return lib.tensor(data, dtype=dtype or lib.float32)
-
-
-def ints(lib):
-    return lib.tensor([[1, 2], [3, 4]])
 
 
 def _out(lib, call, out_of):

@@ -1,4 +1,5 @@
-"""run_both(fn): one program `fn(lib)` on torch and mini_autograd, compared."""
+"""What the ops API tests share: run_both(fn), one program `fn(lib)` on torch and mini_autograd
+compared, and the fixed inputs x34 and ints."""
 
 import warnings
 
@@ -25,3 +26,14 @@ def run_both(fn):
         assert actual[0] == "ok", actual
         assert_same(describe(actual[1]), describe(expected[1]))
     assert actual_warnings == expected_warnings
+
+
+def x34(lib, dtype=None):
+    """A fixed 3 x 4 tensor with distinct values, negative and positive."""
+    data = [[0.5, -1.25, 2.0, 0.0], [3.5, -0.75, -2.5, 1.0], [-0.25, 1.5, 0.25, -3.0]]
+    return lib.tensor(data, dtype=dtype or lib.float32)
+
+
+def ints(lib):
+    """A fixed 2 x 2 int64 tensor."""
+    return lib.tensor([[1, 2], [3, 4]])
