@@ -3,7 +3,8 @@
 Each entry is `Op(id, fn, shapes, domain)`: `fn(lib, *inputs)` runs the op with `lib` = torch or
 mini_autograd (the same code on both), `shapes` are the float64 input shapes and `domain` is
 "pos" where the op needs positive inputs (log, sqrt, powers with a tensor exponent). `masks` are
-the requires_grad patterns to run it with (empty: every pattern with at least one input).
+the requires_grad patterns to run it with (empty: every pattern with at least one input);
+`arrays`, where given, are the fixed inputs to run it on (instead of random ones of `shapes`).
 """
 
 from collections.abc import Callable
@@ -16,6 +17,7 @@ class Op(NamedTuple):
     shapes: tuple
     domain: str = "any"
     masks: tuple = ()
+    arrays: tuple = ()
 
 
 def _inplace(method, *args, **kwargs):

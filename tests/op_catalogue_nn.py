@@ -1,10 +1,12 @@
-"""The op catalogue's convolutions and poolings: F.conv1d, F.conv2d, max/avg/adaptive pooling,
-as `Op` entries run by the parity suite (tests/test_ops_parity.py).
+"""The op catalogue's convolutions, poolings and losses: F.conv1d, F.conv2d, max/avg/adaptive
+pooling, and nn.functional's losses, as `Op` entries run by the parity suite
+(tests/test_ops_parity.py).
 
 A convolution is run with every input requiring grad, then with one at a time; a pooling has one
-input.
+input; a loss runs on fixed arrays (probabilities, targets in [0, 1), class labels).
 """
 
+import numpy as np
 from op_catalogue import Op
 
 
@@ -123,3 +125,84 @@ CONV_OPS = [
     Op(name, fn, shapes, masks=_all_then_each(len(shapes))) for name, (fn, shapes) in CONVS.items()
 ]
 POOL_OPS = [Op(name, fn, (shape,)) for name, (fn, shape) in POOLS.items()]
+
+
+# --- losses ---------------------------------------------------------------------------------------
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 3))  # scores or logits
+TARGET = RNG.random((4, 3))  # targets in [0, 1)
+PROBS = 1 / (1 + np.exp(-RNG.standard_normal((4, 3))))  # probabilities in (0, 1)
+LABELS = np.array([2, 0, 1, 2])
+WEIGHT = RNG.random(3) + 0.5  # one weight per class (or per column)
+
+
+def const(lib, array):
+    """A tensor that needs no gradient (targets, weights), float64 for float arrays."""
+    return lib.tensor(array, dtype=lib.float64) if array.dtype.kind == "f" else lib.tensor(array)
+
+
+REDUCTIONS = ("mean", "sum", "none")
+LOSSES = {}  # id: (fn(lib, *float leaves), float arrays)
+for red in REDUCTIONS:
+    LOSSES[f"mse_loss-{red}"] = (
+        lambda lib, x, t, r=red: F(lib).mse_loss(x, t, reduction=r),
+        [X, TARGET],
+    )
+    LOSSES[f"l1_loss-{red}"] = (
+        lambda lib, x, t, r=red: F(lib).l1_loss(x, t, reduction=r),
+        [X, TARGET],
+    )
+    LOSSES[f"bce-{red}"] = (
+        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, reduction=r),
+        [PROBS, TARGET],
+    )
+    LOSSES[f"bce_with_logits-{red}"] = (
+        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(x, t, reduction=r),
+        [X, TARGET],
+    )
+    LOSSES[f"cross_entropy-{red}"] = (
+        lambda lib, x, r=red: F(lib).cross_entropy(x, const(lib, LABELS), reduction=r),
+        [X],
+    )
+    LOSSES[f"nll_loss-{red}"] = (
+        lambda lib, x, r=red: F(lib).nll_loss(
+            F(lib).log_softmax(x, 1), const(lib, LABELS), reduction=r
+        ),
+        [X],
+    )
+    LOSSES[f"cross_entropy-weight-ignore_index-{red}"] = (
+        lambda lib, x, r=red: F(lib).cross_entropy(
+            x, const(lib, LABELS), const(lib, WEIGHT), ignore_index=0, reduction=r
+        ),
+        [X],
+    )
+    LOSSES[f"bce-weight-{red}"] = (
+        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, const(lib, WEIGHT), reduction=r),
+        [PROBS, TARGET],
+    )
+    LOSSES[f"bce_with_logits-weight-pos_weight-{red}"] = (
+        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(
+            x, t, const(lib, WEIGHT), reduction=r, pos_weight=const(lib, WEIGHT[::-1] * 2)
+        ),
+        [X, TARGET],
+    )
+LOSSES["bce_with_logits-pos_weight"] = (
+    lambda lib, x, t: F(lib).binary_cross_entropy_with_logits(x, t, pos_weight=const(lib, WEIGHT)),
+    [X, TARGET],
+)
+LOSSES["cross_entropy-unbatched"] = (
+    lambda lib, x: F(lib).cross_entropy(x, const(lib, np.array(1))),
+    [X[0]],
+)
+LOSSES["cross_entropy-every-row-ignored"] = (
+    lambda lib, x: F(lib).cross_entropy(x, const(lib, np.array([1, 1, 1, 1])), ignore_index=1),
+    [X],
+)
+LOSSES["l1_loss-broadcast-target"] = (
+    lambda lib, x, t: F(lib).l1_loss(x, t[0]),
+    [X, TARGET],
+)
+LOSS_OPS = [
+    Op(name, fn, tuple(a.shape for a in arrays), arrays=tuple(arrays))
+    for name, (fn, arrays) in LOSSES.items()
+]

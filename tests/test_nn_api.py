@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 import torch
+from op_catalogue_nn import LABELS, PROBS, TARGET, WEIGHT, F, X, const
 
 import mini_autograd as ma
 from tests.parity_helpers import (
@@ -22,136 +23,11 @@ from tests.parity_helpers import (
     derivatives,
     describe_graph,
     error_of,
-    grad_masks,
-    leaves,
     outcome,
-    saved_reads,
     weights_like,
 )
 
-RNG = np.random.default_rng(0)
-X = RNG.standard_normal((4, 3))  # scores or logits
-TARGET = RNG.random((4, 3))  # targets in [0, 1)
-PROBS = 1 / (1 + np.exp(-RNG.standard_normal((4, 3))))  # probabilities in (0, 1)
-LABELS = np.array([2, 0, 1, 2])
-WEIGHT = RNG.random(3) + 0.5  # one weight per class (or per column)
-
-
-def F(lib):
-    """lib's nn.functional."""
-    return lib.nn.functional
-
-
-def const(lib, array):
-    """A tensor that needs no gradient (targets, weights), float64 for float arrays."""
-    return lib.tensor(array, dtype=lib.float64) if array.dtype.kind == "f" else lib.tensor(array)
-
-
-REDUCTIONS = ("mean", "sum", "none")
-LOSSES = {}  # id: (fn(lib, *float leaves), float arrays)
-for red in REDUCTIONS:
-    LOSSES[f"mse_loss-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).mse_loss(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"l1_loss-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).l1_loss(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"bce-{red}"] = (
-        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, reduction=r),
-        [PROBS, TARGET],
-    )
-    LOSSES[f"bce_with_logits-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"cross_entropy-{red}"] = (
-        lambda lib, x, r=red: F(lib).cross_entropy(x, const(lib, LABELS), reduction=r),
-        [X],
-    )
-    LOSSES[f"nll_loss-{red}"] = (
-        lambda lib, x, r=red: F(lib).nll_loss(
-            F(lib).log_softmax(x, 1), const(lib, LABELS), reduction=r
-        ),
-        [X],
-    )
-    LOSSES[f"cross_entropy-weight-ignore_index-{red}"] = (
-        lambda lib, x, r=red: F(lib).cross_entropy(
-            x, const(lib, LABELS), const(lib, WEIGHT), ignore_index=0, reduction=r
-        ),
-        [X],
-    )
-    LOSSES[f"bce-weight-{red}"] = (
-        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, const(lib, WEIGHT), reduction=r),
-        [PROBS, TARGET],
-    )
-    LOSSES[f"bce_with_logits-weight-pos_weight-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(
-            x, t, const(lib, WEIGHT), reduction=r, pos_weight=const(lib, WEIGHT[::-1] * 2)
-        ),
-        [X, TARGET],
-    )
-LOSSES["bce_with_logits-pos_weight"] = (
-    lambda lib, x, t: F(lib).binary_cross_entropy_with_logits(x, t, pos_weight=const(lib, WEIGHT)),
-    [X, TARGET],
-)
-LOSSES["cross_entropy-unbatched"] = (
-    lambda lib, x: F(lib).cross_entropy(x, const(lib, np.array(1))),
-    [X[0]],
-)
-LOSSES["cross_entropy-every-row-ignored"] = (
-    lambda lib, x: F(lib).cross_entropy(x, const(lib, np.array([1, 1, 1, 1])), ignore_index=1),
-    [X],
-)
-LOSSES["l1_loss-broadcast-target"] = (
-    lambda lib, x, t: F(lib).l1_loss(x, t[0]),
-    [X, TARGET],
-)
-
-LOSS_CASES = [
-    pytest.param(case, mask, id=f"{case}-{''.join('g' if r else '_' for r in mask)}")
-    for case in LOSSES
-    for mask in grad_masks(len(LOSSES[case][1]))
-]
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning")
-
-
-def run_loss(lib, case, mask):
-    """Leaves, the loss, and a scalar that weighs each of its elements differently."""
-    fn, arrays = LOSSES[case]
-    xs = leaves(lib, arrays, mask)
-    y = fn(lib, *xs)
-    return xs, y, (y * lib.tensor(weights_like(y), dtype=lib.float64)).sum()
-
-
-@pytest.mark.parametrize("case, mask", LOSS_CASES)
-def test_loss_records_torchs_graph(case, mask):
-    """Value, node names, edges and saved tensors (names and values) of the whole graph."""
-    _, y_t, loss_t = run_loss(torch, case, mask)
-    _, y_m, loss_m = run_loss(ma, case, mask)
-    assert_close(y_m, y_t, "value", rtol=1e-12, atol=1e-12)
-    assert describe_graph(loss_m) == describe_graph(loss_t)
-
-
-@pytest.mark.parametrize("case, mask", LOSS_CASES)
-def test_loss_derivatives_match_torch(case, mask):
-    """First derivatives, whether they have a graph, and Hessian-vector products."""
-    fn, arrays = LOSSES[case]
-    compare_nested(derivatives(ma, fn, arrays, mask), derivatives(torch, fn, arrays, mask), case)
-
-
-@pytest.mark.parametrize("case, mask", LOSS_CASES)
-def test_loss_frees_like_torch(case, mask):
-    """After backward: the same gradients, the same saved reads raise, and a second backward."""
-    xs_t, _, loss_t = run_loss(torch, case, mask)
-    xs_m, _, loss_m = run_loss(ma, case, mask)
-    loss_t.backward()
-    loss_m.backward()
-    for x_t, x_m in zip(xs_t, xs_m):
-        assert_close(x_m.grad, x_t.grad, "grad", rtol=1e-10, atol=1e-12)
-    assert saved_reads(loss_m) == saved_reads(loss_t)
-    assert outcome(loss_m.backward)[:2] == outcome(loss_t.backward)[:2]
 
 
 def test_bce_of_saturated_probabilities_matches_torch():

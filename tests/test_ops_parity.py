@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 from op_catalogue import DTYPE_OPS, OPS, Op
-from op_catalogue_nn import CONV_OPS, POOL_OPS
+from op_catalogue_nn import CONV_OPS, LOSS_OPS, POOL_OPS
 from op_catalogue_views import VIEW_OPS
 from parity_helpers import (
     FREED_MESSAGE,
@@ -35,9 +35,10 @@ import mini_autograd as ma
 pytestmark = [
     pytest.mark.filterwarnings("ignore:The use of `x.T` on tensors:UserWarning"),
     pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning"),
+    pytest.mark.filterwarnings("ignore:Using a target size:UserWarning"),
 ]
 
-ALL_OPS = OPS + DTYPE_OPS + VIEW_OPS + CONV_OPS + POOL_OPS
+ALL_OPS = OPS + DTYPE_OPS + VIEW_OPS + CONV_OPS + POOL_OPS + LOSS_OPS
 CASES = [
     pytest.param(op, mask, id=f"{op.id}-{''.join('g' if r else '_' for r in mask)}")
     for op in ALL_OPS
@@ -50,9 +51,14 @@ VERSION_DIFFERENCES = {
 }
 
 
+def arrays_of(op: Op):
+    """The op's fixed input arrays, or random ones of its shapes and domain."""
+    return list(op.arrays) or random_arrays(op.shapes, op.domain)
+
+
 def run(lib, op: Op, mask):
     """Inputs, output and scalar loss (y * w).sum() of `op` on `lib`."""
-    xs = leaves(lib, random_arrays(op.shapes, op.domain), mask)
+    xs = leaves(lib, arrays_of(op), mask)
     y = first_output(op.fn(lib, *xs))
     loss = (y * lib.tensor(weights_like(y), dtype=lib.float64)).sum()
     return xs, y, loss
@@ -75,7 +81,7 @@ def test_graph_matches_torch(op, mask):
 @pytest.mark.parametrize("op, mask", CASES)
 def test_derivatives_match_torch(op, mask):
     """First derivatives, whether they have a graph, and Hessian-vector products (float64)."""
-    arrays = random_arrays(op.shapes, op.domain)
+    arrays = arrays_of(op)
     expected = derivatives(torch, op.fn, arrays, mask)
     actual = derivatives(ma, op.fn, arrays, mask)
     compare_nested(actual, expected, op.id)
