@@ -1,5 +1,7 @@
-"""Helpers shared by the tests: the one line a check prints, and Python run at the root."""
+"""Helpers shared by the tests: the one line a check prints, Python run at the root, and the line
+of a function that holds a marker."""
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +32,9 @@ def run_python(*args, timeout=300) -> str:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def line_of(fn, marker):
+    """The line number of the line of `fn` that contains `marker` (so tests survive edits)."""
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if marker in line)

@@ -2,7 +2,9 @@
 
 Each entry is `Op(id, fn, shapes, domain)`: `fn(lib, *inputs)` runs the op with `lib` = torch or
 mini_autograd (the same code on both), `shapes` are the float64 input shapes and `domain` is
-"pos" where the op needs positive inputs (log, sqrt, powers with a tensor exponent).
+"pos" where the op needs positive inputs (log, sqrt, powers with a tensor exponent). `masks` are
+the requires_grad patterns to run it with (empty: every pattern with at least one input);
+`arrays`, where given, are the fixed inputs to run it on (instead of random ones of `shapes`).
 """
 
 from collections.abc import Callable
@@ -14,6 +16,8 @@ class Op(NamedTuple):
     fn: Callable
     shapes: tuple
     domain: str = "any"
+    masks: tuple = ()
+    arrays: tuple = ()
 
 
 def _inplace(method, *args, **kwargs):
@@ -247,6 +251,17 @@ OPS = [
     Op("cumsum_axis_dtype", lambda lib, a: a.cumsum(axis=0, dtype=lib.float64), (S,)),
     Op("cumprod", lambda lib, a: a.cumprod(1), (S,)),
     Op("cumprod_fn_neg", lambda lib, a: lib.cumprod(a, -2), (S,)),
+    # cumprod through zeros: torch's backward takes another formula (with cumsums) there
+    Op(
+        "cumprod_with_zeros",
+        lambda lib, a: (a * lib.tensor([1.0, 0.0, 1.0, 0.0], dtype=lib.float64)).cumprod(1),
+        (S,),
+    ),
+    Op(
+        "cumprod_with_a_zero",
+        lambda lib, a: (a * lib.tensor([[1.0], [0.0], [1.0]], dtype=lib.float64)).cumprod(0),
+        (S,),
+    ),
     Op("sort", lambda lib, a: a.sort().values, (S,)),
     Op("sort_descending_dim0", lambda lib, a: lib.sort(a, 0, descending=True)[0], (S,)),
     Op("topk", lambda lib, a: a.topk(2).values, (S,)),
@@ -326,6 +341,23 @@ OPS = [
     Op("unbind", lambda lib, a: a.unbind()[1], (S,)),
     Op("unbind_neg", lambda lib, a: lib.unbind(a, -1)[2], (S,)),
     Op("unbind_two_pieces", lambda lib, a: _two_pieces(a.unbind(1)), (S,)),
+    Op("chunk_4_1", lambda lib, a: (lambda c: c[0] * c[3] + c[1].tanh())(a.chunk(4, 1)), ((3, 8),)),
+    Op(
+        "chunk_uneven_sums",
+        lambda lib, a: (lambda c: c[0].sum() + (c[2] * 2).sum())(a.chunk(3, 0)),
+        ((5, 2),),
+    ),
+    Op("chunk_dim_kw", lambda lib, a: a.chunk(2, dim=-1)[1].exp(), (S,)),
+    Op("chunk_one", lambda lib, a: a.chunk(1)[0] * 3, (S,)),
+    Op("chunk_all_used", lambda lib, a: (lambda c: c[0] - c[1])(a.chunk(2)), ((4, 3),)),
+    # --- norms --------------------------------------------------------------------------------
+    Op("norm", lambda lib, a: a.norm(), (S,)),
+    Op("norm_2_dim1", lambda lib, a: a.norm(2, dim=1), (S,)),
+    Op("norm_p2_keepdim", lambda lib, a: a.norm(p=2, dim=0, keepdim=True), (S,)),
+    Op("norm_1", lambda lib, a: a.norm(1, dim=1), (S,)),
+    Op("norm_3_dims", lambda lib, a: a.norm(3, dim=(0, 2)), ((2, 3, 4),)),
+    Op("norm_float_p", lambda lib, a: a.norm(1.5), (S,)),
+    Op("norm_inf", lambda lib, a: a.norm(float("inf"), dim=1), (S,)),
     # --- softmax ----------------------------------------------------------------------------
     Op("softmax", lambda lib, a: a.softmax(-1), (S,)),
     Op("softmax_fn", lambda lib, a: lib.softmax(a, 0), (S,)),
@@ -339,6 +371,10 @@ OPS = [
     Op("mul_number_", _inplace("mul_", 3.0), (S,)),
     Op("zero_", _inplace("zero_"), (S,)),
     Op("fill_", _inplace("fill_", 2.0), (S,)),
+    Op("pow_", _inplace("pow_", 2), (S,)),
+    Op("square_", _inplace("square_"), (S,)),
+    Op("sqrt_", _inplace("sqrt_"), (S,), "pos"),
+    Op("pow_tensor_", _inplace("pow_"), (S, S), "pos"),
     Op("iadd", _iadd, (S, S)),
     Op("isub", _isub, (S, (4,))),
     Op("iadd_number", _iadd_number, (S,)),
@@ -382,3 +418,12 @@ OPS = [
     Op("logsumexp_minus_max", lambda lib, a: a.logsumexp(1) - a.max(1).values, (S,)),
 ]
 OPS_BY_ID = {op.id: op for op in OPS}
+
+# dtype= that changes the dtype (the gradient comes back in the input's dtype): float32 steps, so
+# the parity suite runs these and gradcheck does not
+DTYPE_OPS = [
+    Op("sum_dtype", lambda lib, a: a.float().sum(1, dtype=lib.float64), (S,)),
+    Op("mean_dtype", lambda lib, a: a.float().mean(dtype=lib.float64), (S,)),
+    Op("softmax_dtype", lambda lib, a: a.float().softmax(1, dtype=lib.float64), (S,)),
+    Op("cumsum_dtype", lambda lib, a: a.float().cumsum(0, dtype=lib.float64), (S,)),
+]

@@ -1,9 +1,11 @@
 """Convolution and pooling against torch: F.conv1d, F.conv2d, max/avg/adaptive pooling,
 Dropout2d, their layers, and the LeNet of PyTorch's "Neural Networks" tutorial.
 
-Each test runs the same program on both libraries and compares values, first and second
-derivatives, graphs (node names, edges, `_saved_*` names and values), freeing, reprs, the
-weights drawn after the same seed, and error texts.
+Each convolution and pooling of op_catalogue_nn.py is checked by test_ops_parity.py (values,
+graph, derivatives, freeing for its requires_grad patterns). Here, each test runs the same program
+on both libraries and compares what else there is: second and third derivatives and the graphs of
+the gradients, indices, float32, layers, reprs, the weights drawn after the same seed, and error
+texts.
 """
 
 import re
@@ -12,19 +14,16 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from op_catalogue_nn import CONVS, POOLS, B, F
 
 import mini_autograd as ma
 from tests.parity_helpers import (
     LIBS,
     assert_close,
-    compare_nested,
-    derivatives,
     describe_graph,
     error_of,
     leaves,
-    outcome,
     random_arrays,
-    saved_reads,
     weights_like,
 )
 
@@ -39,110 +38,6 @@ def torch_on_one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-def F(lib):
-    """lib's nn.functional."""
-    return lib.nn.functional
-
-
-# id: (fn(lib, *leaves), shapes of the leaves: input, weight[, bias])
-CONVS = {
-    "conv2d": (lambda lib, x, w, b: F(lib).conv2d(x, w, b), ((2, 3, 7, 6), (4, 3, 3, 2), (4,))),
-    "conv2d-no-bias": (lambda lib, x, w: F(lib).conv2d(x, w), ((2, 3, 6, 6), (4, 3, 3, 3))),
-    "conv2d-stride-padding": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=2, padding=1),
-        ((2, 3, 7, 8), (4, 3, 3, 3), (4,)),
-    ),
-    "conv2d-tuples": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, (2, 1), (1, 2), (1, 2)),
-        ((1, 2, 8, 9), (3, 2, 3, 3), (3,)),
-    ),
-    "conv2d-dilation": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, dilation=2),
-        ((2, 2, 9, 9), (3, 2, 3, 3), (3,)),
-    ),
-    "conv2d-groups": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, groups=2, padding=1),
-        ((2, 4, 6, 5), (6, 2, 3, 3), (6,)),
-    ),
-    "conv2d-depthwise": (
-        lambda lib, x, w: F(lib).conv2d(x, w, groups=3, stride=(1, 2)),
-        ((2, 3, 6, 7), (3, 1, 2, 3)),
-    ),
-    "conv2d-same": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding="same"),
-        ((2, 3, 5, 6), (4, 3, 3, 3), (4,)),
-    ),
-    "conv2d-same-even-kernel": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding="same"),
-        ((2, 3, 5, 6), (4, 3, 2, 4), (4,)),
-    ),
-    "conv2d-valid": (
-        lambda lib, x, w: F(lib).conv2d(x, w, padding="valid", stride=2),
-        ((1, 3, 7, 7), (2, 3, 3, 3)),
-    ),
-    "conv2d-unbatched": (
-        lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding=1),
-        ((3, 5, 6), (4, 3, 3, 3), (4,)),
-    ),
-    "conv2d-1x1": (lambda lib, x, w, b: F(lib).conv2d(x, w, b), ((2, 3, 4, 4), (5, 3, 1, 1), (5,))),
-    "torch.conv2d": (lambda lib, x, w: lib.conv2d(x, w, None, 1, 1), ((1, 2, 5, 5), (3, 2, 3, 3))),
-    "conv1d": (lambda lib, x, w, b: F(lib).conv1d(x, w, b), ((2, 3, 9), (4, 3, 3), (4,))),
-    "conv1d-stride-padding-dilation": (
-        lambda lib, x, w, b: F(lib).conv1d(x, w, b, stride=2, padding=2, dilation=2),
-        ((2, 3, 11), (4, 3, 3), (4,)),
-    ),
-    "conv1d-groups-same": (
-        lambda lib, x, w: F(lib).conv1d(x, w, padding="same", groups=2),
-        ((2, 4, 8), (4, 2, 4)),
-    ),
-    "conv1d-unbatched": (lambda lib, x, w: F(lib).conv1d(x, w), ((3, 9), (2, 3, 4))),
-}
-CONV_CASES = [
-    pytest.param(case, mask, id=f"{case}-{''.join('g' if r else '_' for r in mask)}")
-    for case, (_, shapes) in CONVS.items()
-    for mask in [(True,) * len(shapes)]
-    + [tuple(i == j for j in range(len(shapes))) for i in range(len(shapes))]
-]
-
-
-def run(lib, cases, case, mask):
-    """Leaves, the output, and a scalar that weighs each of its elements differently."""
-    fn, shapes = cases[case]
-    xs = leaves(lib, random_arrays(shapes), mask)
-    y = fn(lib, *xs)
-    return xs, y, (y * lib.tensor(weights_like(y), dtype=lib.float64)).sum()
-
-
-@pytest.mark.parametrize("case, mask", CONV_CASES)
-def test_conv_records_torchs_graph(case, mask):
-    """Value, node names, edges and saved tensors (names and values) of the whole graph."""
-    _, y_t, loss_t = run(torch, CONVS, case, mask)
-    _, y_m, loss_m = run(ma, CONVS, case, mask)
-    assert_close(y_m, y_t, "value", rtol=1e-12, atol=1e-12)
-    assert describe_graph(loss_m) == describe_graph(loss_t)
-
-
-@pytest.mark.parametrize("case, mask", CONV_CASES)
-def test_conv_derivatives_match_torch(case, mask):
-    """First derivatives, whether they have a graph, and Hessian-vector products."""
-    fn, shapes = CONVS[case]
-    arrays = random_arrays(shapes)
-    compare_nested(derivatives(ma, fn, arrays, mask), derivatives(torch, fn, arrays, mask), case)
-
-
-@pytest.mark.parametrize("case, mask", CONV_CASES)
-def test_conv_frees_like_torch(case, mask):
-    """After backward: the same gradients, the same saved reads raise, and a second backward."""
-    xs_t, _, loss_t = run(torch, CONVS, case, mask)
-    xs_m, _, loss_m = run(ma, CONVS, case, mask)
-    loss_t.backward()
-    loss_m.backward()
-    for x_t, x_m in zip(xs_t, xs_m):
-        assert_close(x_m.grad, x_t.grad, "grad", rtol=1e-10, atol=1e-12)
-    assert saved_reads(loss_m) == saved_reads(loss_t)
-    assert outcome(loss_m.backward)[:2] == outcome(loss_t.backward)[:2]
 
 
 def _second_order(lib, conv, shapes, wrt):
@@ -204,72 +99,6 @@ def test_conv2d_in_float32_matches_torch(args):
     assert got[ma][4] and got[torch][4]
 
 
-# --- pooling --------------------------------------------------------------------------------------
-B, U, L = (2, 3, 9, 8), (3, 9, 7), (2, 3, 8)  # batched, unbatched, 1-D inputs (8: the last
-# window of a ceil-mode pooling with kernel 3, stride 2, padding 1 reaches past the padding)
-POOLS = {
-    "max_pool2d": (lambda lib, x: F(lib).max_pool2d(x, 2), B),
-    "max_pool2d-tuple": (lambda lib, x: F(lib).max_pool2d(x, (2, 2)), B),
-    "max_pool2d-stride-padding": (lambda lib, x: F(lib).max_pool2d(x, 3, stride=2, padding=1), B),
-    "max_pool2d-rect-ceil-dilation": (
-        lambda lib, x: F(lib).max_pool2d(x, (3, 2), (2, 1), 0, (2, 1), ceil_mode=True),
-        B,
-    ),
-    "max_pool2d-ceil-drops-a-window-in-the-padding": (
-        lambda lib, x: F(lib).max_pool2d(x, 2, 2, 1, ceil_mode=True),
-        B,
-    ),
-    "max_pool2d-unbatched": (lambda lib, x: F(lib).max_pool2d(x, 2, ceil_mode=True), U),
-    "max_pool2d-overlapping": (lambda lib, x: F(lib).max_pool2d(x, 3, 1), B),
-    "torch.max_pool2d": (lambda lib, x: lib.max_pool2d(x, 3, 2, 1), B),
-    "max_pool1d": (lambda lib, x: F(lib).max_pool1d(x, 3, 2, 1), L),
-    "max_pool1d-unbatched-default-stride": (lambda lib, x: lib.max_pool1d(x, 2), L[1:]),
-    "avg_pool2d": (lambda lib, x: F(lib).avg_pool2d(x, 2), B),
-    "avg_pool2d-stride-padding": (lambda lib, x: F(lib).avg_pool2d(x, 3, 2, 1), B),
-    "avg_pool2d-ceil-exclude-pad": (
-        lambda lib, x: F(lib).avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
-        B,
-    ),
-    "avg_pool2d-ceil-include-pad": (
-        lambda lib, x: F(lib).avg_pool2d(x, 3, 2, 1, ceil_mode=True),
-        B,
-    ),
-    "avg_pool2d-ceil-drops-a-window-in-the-padding": (
-        lambda lib, x: F(lib).avg_pool2d(x, 2, 2, 1, ceil_mode=True),
-        B,
-    ),
-    "avg_pool2d-divisor-unbatched": (
-        lambda lib, x: F(lib).avg_pool2d(x, (3, 2), divisor_override=4),
-        U,
-    ),
-    "avg_pool1d": (lambda lib, x: lib.avg_pool1d(x, 3, 2, 1), L),
-    "adaptive_avg_pool2d": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, 3), B),
-    "adaptive_avg_pool2d-uneven": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, (4, 5)), B),
-    "adaptive_avg_pool2d-none": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, (None, 2)), U),
-    "adaptive_avg_pool2d-1x1": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, 1), B),
-    "adaptive_avg_pool2d-larger": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, (12, 7)), B),
-}
-POOL_CASES = {name: (fn, (shape,)) for name, (fn, shape) in POOLS.items()}
-
-
-@pytest.mark.parametrize("case", POOLS)
-def test_pool_records_torchs_graph(case):
-    _, y_t, loss_t = run(torch, POOL_CASES, case, (True,))
-    _, y_m, loss_m = run(ma, POOL_CASES, case, (True,))
-    assert_close(y_m, y_t, "value", rtol=1e-12, atol=1e-12)
-    assert describe_graph(loss_m) == describe_graph(loss_t)
-
-
-@pytest.mark.parametrize("case", POOLS)
-def test_pool_derivatives_match_torch(case):
-    """First derivatives, whether they have a graph, and Hessian-vector products."""
-    fn, shapes = POOL_CASES[case]
-    arrays = random_arrays(shapes)
-    compare_nested(
-        derivatives(ma, fn, arrays, (True,)), derivatives(torch, fn, arrays, (True,)), case
-    )
-
-
 # The 1-D pools' gradients go through UnsqueezeBackward0, whose backward (ops/shape.py) squeezes
 # the normalised dim (2) where torch squeezes the dim as given (-2, saved as 2**64 - 2).
 UNSQUEEZE_DIM = "UnsqueezeBackward0's backward saves SqueezeBackward1's dim normalised"
@@ -284,8 +113,8 @@ GRADIENT_GRAPH_CASES = [
 @pytest.mark.parametrize("case", GRADIENT_GRAPH_CASES)
 def test_pool_gradient_graph_matches_torch(case):
     """The graph of the gradient (MaxPool2DWithIndicesBackwardBackward0...), under create_graph."""
-    fn, shapes = POOL_CASES[case]
-    arrays = random_arrays(shapes)
+    fn, shape = POOLS[case]
+    arrays = random_arrays([shape])
     graphs = {}
     for lib in LIBS:
         (x,) = leaves(lib, arrays, (True,))
@@ -294,24 +123,13 @@ def test_pool_gradient_graph_matches_torch(case):
     assert graphs[ma] == graphs[torch]
 
 
-@pytest.mark.parametrize("case", POOLS)
-def test_pool_frees_like_torch(case):
-    xs_t, _, loss_t = run(torch, POOL_CASES, case, (True,))
-    xs_m, _, loss_m = run(ma, POOL_CASES, case, (True,))
-    loss_t.backward()
-    loss_m.backward()
-    assert_close(xs_m[0].grad, xs_t[0].grad, "grad", rtol=1e-12, atol=1e-12)
-    assert saved_reads(loss_m) == saved_reads(loss_t)
-    assert outcome(loss_m.backward)[:2] == outcome(loss_t.backward)[:2]
-
-
 @pytest.mark.parametrize("case", ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d-uneven"])
 def test_pool_second_derivative_through_the_gradient_matches_torch(case):
     """d/dx sum(g * g) where g = d sum(tanh(pool(x))) / dx: the double backward's grad_output path."""
-    fn, shapes = POOL_CASES[case]
+    fn, shape = POOLS[case]
     got = {}
     for lib in LIBS:
-        (x,) = leaves(lib, random_arrays(shapes), (True,))
+        (x,) = leaves(lib, random_arrays([shape]), (True,))
         (g,) = lib.autograd.grad(fn(lib, x).tanh().sum(), x, create_graph=True)
         got[lib] = lib.autograd.grad((g * g).sum(), x)[0]
     assert_close(got[ma], got[torch], case, rtol=1e-10, atol=1e-12)

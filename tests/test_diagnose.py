@@ -1,18 +1,12 @@
 """Diagnosis mode: the freed-graph error names the node, the earlier backward and the carried tensor."""
 
-import inspect
 import re
 
 import pytest
 
 import mini_autograd as ma
 from mini_autograd.errors import FREED as FREED_MESSAGE
-
-
-def line_of(fn, marker):
-    """The line number of the line of `fn` that contains `marker` (so tests survive edits)."""
-    lines, start = inspect.getsourcelines(fn)
-    return start + next(i for i, line in enumerate(lines) if marker in line)
+from tests.conftest import line_of
 
 
 def second_backward_error(run):

@@ -18,14 +18,9 @@ import torch
 import mini_autograd as ma
 from course import seeds
 from mini_autograd import diagnose, torch_doctor
+from tests.conftest import line_of
 
 SERIES = np.sin(np.linspace(0, 12 * np.pi, 301)).astype(np.float32)
-
-
-def line_of(fn, marker):
-    """The line number of the line of `fn` that contains `marker`."""
-    lines, start = inspect.getsourcelines(fn)
-    return start + next(i for i, line in enumerate(lines) if marker in line)
 
 
 def torch_text(program, *args):

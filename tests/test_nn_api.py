@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 import torch
+from op_catalogue_nn import LABELS, PROBS, TARGET, WEIGHT, F, X, const
 
 import mini_autograd as ma
 from tests.parity_helpers import (
@@ -22,136 +23,11 @@ from tests.parity_helpers import (
     derivatives,
     describe_graph,
     error_of,
-    grad_masks,
-    leaves,
     outcome,
-    saved_reads,
     weights_like,
 )
 
-RNG = np.random.default_rng(0)
-X = RNG.standard_normal((4, 3))  # scores or logits
-TARGET = RNG.random((4, 3))  # targets in [0, 1)
-PROBS = 1 / (1 + np.exp(-RNG.standard_normal((4, 3))))  # probabilities in (0, 1)
-LABELS = np.array([2, 0, 1, 2])
-WEIGHT = RNG.random(3) + 0.5  # one weight per class (or per column)
-
-
-def F(lib):
-    """lib's nn.functional."""
-    return lib.nn.functional
-
-
-def const(lib, array):
-    """A tensor that needs no gradient (targets, weights), float64 for float arrays."""
-    return lib.tensor(array, dtype=lib.float64) if array.dtype.kind == "f" else lib.tensor(array)
-
-
-REDUCTIONS = ("mean", "sum", "none")
-LOSSES = {}  # id: (fn(lib, *float leaves), float arrays)
-for red in REDUCTIONS:
-    LOSSES[f"mse_loss-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).mse_loss(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"l1_loss-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).l1_loss(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"bce-{red}"] = (
-        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, reduction=r),
-        [PROBS, TARGET],
-    )
-    LOSSES[f"bce_with_logits-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"cross_entropy-{red}"] = (
-        lambda lib, x, r=red: F(lib).cross_entropy(x, const(lib, LABELS), reduction=r),
-        [X],
-    )
-    LOSSES[f"nll_loss-{red}"] = (
-        lambda lib, x, r=red: F(lib).nll_loss(
-            F(lib).log_softmax(x, 1), const(lib, LABELS), reduction=r
-        ),
-        [X],
-    )
-    LOSSES[f"cross_entropy-weight-ignore_index-{red}"] = (
-        lambda lib, x, r=red: F(lib).cross_entropy(
-            x, const(lib, LABELS), const(lib, WEIGHT), ignore_index=0, reduction=r
-        ),
-        [X],
-    )
-    LOSSES[f"bce-weight-{red}"] = (
-        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, const(lib, WEIGHT), reduction=r),
-        [PROBS, TARGET],
-    )
-    LOSSES[f"bce_with_logits-weight-pos_weight-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(
-            x, t, const(lib, WEIGHT), reduction=r, pos_weight=const(lib, WEIGHT[::-1] * 2)
-        ),
-        [X, TARGET],
-    )
-LOSSES["bce_with_logits-pos_weight"] = (
-    lambda lib, x, t: F(lib).binary_cross_entropy_with_logits(x, t, pos_weight=const(lib, WEIGHT)),
-    [X, TARGET],
-)
-LOSSES["cross_entropy-unbatched"] = (
-    lambda lib, x: F(lib).cross_entropy(x, const(lib, np.array(1))),
-    [X[0]],
-)
-LOSSES["cross_entropy-every-row-ignored"] = (
-    lambda lib, x: F(lib).cross_entropy(x, const(lib, np.array([1, 1, 1, 1])), ignore_index=1),
-    [X],
-)
-LOSSES["l1_loss-broadcast-target"] = (
-    lambda lib, x, t: F(lib).l1_loss(x, t[0]),
-    [X, TARGET],
-)
-
-LOSS_CASES = [
-    pytest.param(case, mask, id=f"{case}-{''.join('g' if r else '_' for r in mask)}")
-    for case in LOSSES
-    for mask in grad_masks(len(LOSSES[case][1]))
-]
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning")
-
-
-def run_loss(lib, case, mask):
-    """Leaves, the loss, and a scalar that weighs each of its elements differently."""
-    fn, arrays = LOSSES[case]
-    xs = leaves(lib, arrays, mask)
-    y = fn(lib, *xs)
-    return xs, y, (y * lib.tensor(weights_like(y), dtype=lib.float64)).sum()
-
-
-@pytest.mark.parametrize("case, mask", LOSS_CASES)
-def test_loss_records_torchs_graph(case, mask):
-    """Value, node names, edges and saved tensors (names and values) of the whole graph."""
-    _, y_t, loss_t = run_loss(torch, case, mask)
-    _, y_m, loss_m = run_loss(ma, case, mask)
-    assert_close(y_m, y_t, "value", rtol=1e-12, atol=1e-12)
-    assert describe_graph(loss_m) == describe_graph(loss_t)
-
-
-@pytest.mark.parametrize("case, mask", LOSS_CASES)
-def test_loss_derivatives_match_torch(case, mask):
-    """First derivatives, whether they have a graph, and Hessian-vector products."""
-    fn, arrays = LOSSES[case]
-    compare_nested(derivatives(ma, fn, arrays, mask), derivatives(torch, fn, arrays, mask), case)
-
-
-@pytest.mark.parametrize("case, mask", LOSS_CASES)
-def test_loss_frees_like_torch(case, mask):
-    """After backward: the same gradients, the same saved reads raise, and a second backward."""
-    xs_t, _, loss_t = run_loss(torch, case, mask)
-    xs_m, _, loss_m = run_loss(ma, case, mask)
-    loss_t.backward()
-    loss_m.backward()
-    for x_t, x_m in zip(xs_t, xs_m):
-        assert_close(x_m.grad, x_t.grad, "grad", rtol=1e-10, atol=1e-12)
-    assert saved_reads(loss_m) == saved_reads(loss_t)
-    assert outcome(loss_m.backward)[:2] == outcome(loss_t.backward)[:2]
 
 
 def test_bce_of_saturated_probabilities_matches_torch():
@@ -295,6 +171,66 @@ def test_losses_warn_like_torch_when_the_target_broadcasts():
             F(lib).l1_loss(lib.zeros(3, 1), lib.zeros(3))
         messages[lib] = [(w.category, str(w.message)) for w in caught]
     assert len(messages[ma]) == 2 and messages[ma] == messages[torch]
+
+
+# --- smooth L1 and Huber losses, one_hot, LeakyReLU(inplace) ----------------------------------
+DIFFS = np.array([[-2.5, -0.4, 0.0], [0.3, 1.0, 3.5]])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize(
+    "loss, options",
+    [("smooth_l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}), ("huber_loss", {"delta": 2.0})],
+)
+def test_smooth_losses_match_torch(loss, options, reduction):
+    def run(lib):
+        x = lib.tensor(DIFFS, requires_grad=True)
+        target = lib.tensor(np.full((2, 3), 0.1))
+        out = getattr(lib.nn.functional, loss)(x, target, reduction=reduction, **options)
+        saved = sorted(a for a in dir(out.grad_fn) if a.startswith("_saved_"))
+        (out * 1.5).sum().backward()
+        return out.tolist(), x.grad.tolist(), out.grad_fn.name(), saved
+
+    got, want = run(ma), run(torch)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    assert got[2:] == want[2:]
+
+
+def test_smooth_loss_modules_match_torch():
+    for lib in (torch, ma):
+        assert repr(lib.nn.SmoothL1Loss()) == "SmoothL1Loss()"
+        assert lib.nn.HuberLoss(delta=0.5)(lib.zeros(2), lib.ones(2)).item() == pytest.approx(0.375)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.nn.functional.one_hot(lib.tensor([0, 2, 1])),
+        lambda lib: lib.nn.functional.one_hot(lib.tensor([[0], [2]]), 4),
+        lambda lib: lib.nn.functional.one_hot(lib.tensor([0.0, 2.0])),
+        lambda lib: lib.nn.functional.one_hot(lib.tensor([0, 5]), 3),
+    ],
+)
+def test_one_hot_matches_torch(call):
+    def outcome(lib):
+        try:
+            out = call(lib)
+        except RuntimeError as error:
+            return str(error)
+        return out.tolist(), str(out.dtype).split(".")[-1]
+
+    assert outcome(ma) == outcome(torch)
+
+
+def test_leaky_relu_in_place():
+    def run(lib):
+        layer = lib.nn.LeakyReLU(0.2, inplace=True)
+        x = lib.tensor([-1.0, 2.0])
+        out = layer(x)
+        return repr(layer), x.tolist(), out.tolist()
+
+    assert run(ma) == run(torch)
 
 
 # --- dropout ----------------------------------------------------------------------------------

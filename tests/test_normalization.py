@@ -52,6 +52,16 @@ def _check_same(t_out, m_out, t_inputs, m_inputs):
             )
 
 
+def _check_same_layer(t_layer, m_layer, t_x, m_x):
+    """_check_same for a layer's output, with respect to its input, weight and bias."""
+    _check_same(
+        t_layer(t_x),
+        m_layer(m_x),
+        (t_x, t_layer.weight, t_layer.bias),
+        (m_x, m_layer.weight, m_layer.bias),
+    )
+
+
 @pytest.mark.parametrize(
     "shape, kind",
     [((6, 3), "BatchNorm1d"), ((4, 3, 5), "BatchNorm1d"), ((2, 3, 2, 2), "BatchNorm2d")],
@@ -70,12 +80,7 @@ def test_batch_norm_matches_torch(shape, kind, training):
     assert m_layer.num_batches_tracked.item() == t_layer.num_batches_tracked.item() == 2
     t_layer.train(training)
     m_layer.train(training)
-    _check_same(
-        t_layer(t_x),
-        m_layer(m_x),
-        (t_x, t_layer.weight, t_layer.bias),
-        (m_x, m_layer.weight, m_layer.bias),
-    )
+    _check_same_layer(t_layer, m_layer, t_x, m_x)
     assert repr(m_layer) == repr(t_layer)
     assert list(m_layer.state_dict()) == list(t_layer.state_dict())
 
@@ -109,10 +114,5 @@ def test_bad_inputs_fail_as_in_torch(call):
 def test_layer_norm_matches_torch(shape, normalized):
     t_layer, m_layer = _layers(torch.nn.LayerNorm(normalized), normalization.LayerNorm(normalized))
     t_x, m_x = _pair(shape)
-    _check_same(
-        t_layer(t_x),
-        m_layer(m_x),
-        (t_x, t_layer.weight, t_layer.bias),
-        (m_x, m_layer.weight, m_layer.bias),
-    )
+    _check_same_layer(t_layer, m_layer, t_x, m_x)
     assert repr(m_layer) == repr(t_layer)

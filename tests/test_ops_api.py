@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from ops_api_helpers import ints, run_both, x34
 from parity_helpers import (
-    assert_same,
     compare_nested,
     derivatives,
     describe,
@@ -29,32 +29,12 @@ from mini_autograd.ops.elementwise import leaky_relu
 from mini_autograd.ops.methods import METHODS
 
 
-def run_both(fn):
-    """fn(lib) on torch and mini_autograd: the same result, or the same error."""
-    expected, actual = outcome(fn, torch), outcome(fn, ma)
-    if expected[0] == "raises":
-        assert actual == expected
-    else:
-        assert actual[0] == "ok", actual
-        assert_same(describe(actual[1]), describe(expected[1]))
-
-
-def x34(lib, dtype=None):
-    """A fixed 3 x 4 tensor with distinct values, negative and positive."""
-    data = [[0.5, -1.25, 2.0, 0.0], [3.5, -0.75, -2.5, 1.0], [-0.25, 1.5, 0.25, -3.0]]
-    return lib.tensor(data, dtype=dtype or lib.float32)
-
-
 def _changed_base(lib, views_of):
     """The views of a tensor after it is changed in place (views see the change)."""
     x = x34(lib)
     views = views_of(x)
     x.mul_(10)
     return views
-
-
-def ints(lib):
-    return lib.tensor([[1, 2], [3, 4]])
 
 
 CALLS = {

@@ -10,19 +10,12 @@ forms are taken from `mini_autograd.ops` (see `functions`).
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
+from ops_api_helpers import ints, run_both, x34
 from parity_helpers import (
-    assert_same,
-    compare_nested,
-    derivatives,
-    describe,
-    describe_graph,
-    leaves,
-    outcome,
     to_numpy,
 )
 
@@ -30,25 +23,6 @@ import mini_autograd as ma
 import mini_autograd.ops as ops
 from mini_autograd.ops import activations, inplace_elementwise
 from mini_autograd.ops.methods import METHODS
-
-
-def run_both(fn):
-    """fn(lib) on torch and mini_autograd: the same result and warnings, or the same error."""
-    results = []
-    for lib in (torch, ma):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy's, for log(0)...
-            result = outcome(fn, lib)
-        messages = [str(w.message).partition(" (Triggered")[0] for w in caught]
-        results.append((result, messages))
-    (expected, expected_warnings), (actual, actual_warnings) = results
-    if expected[0] == "raises":
-        assert actual == expected
-    else:
-        assert actual[0] == "ok", actual
-        assert_same(describe(actual[1]), describe(expected[1]))
-    assert actual_warnings == expected_warnings
 
 
 def functions(lib):
@@ -59,16 +33,6 @@ def functions(lib):
 def nn_functional(lib, name):
     """torch.nn.functional.<name>; for mini_autograd, ops/activations.py's until nn has it."""
     return getattr(lib.nn.functional, name, None) or getattr(activations, name)
-
-
-def x34(lib, dtype=None):
-    """A fixed 3 x 4 tensor with distinct values, negative and positive."""
-    data = [[0.5, -1.25, 2.0, 0.0], [3.5, -0.75, -2.5, 1.0], [-0.25, 1.5, 0.25, -3.0]]
-    return lib.tensor(data, dtype=dtype or lib.float32)
-
-
-def ints(lib):
-    return lib.tensor([[1, 2], [3, 4]])
 
 
 def _out(lib, call, out_of):
@@ -483,80 +447,6 @@ def test_in_place_forms_are_torchs_methods():
     assert len(in_place) > 30
     assert sorted(m for m in in_place if not hasattr(torch.Tensor, m)) == []
     assert sorted(m for m in in_place if m[:-1] not in METHODS) == ["__ipow__"]  # y **= 2
-
-
-# --- graphs and derivatives checked here rather than in the catalogue ---------------------------
-def _in_place_fn(method, *args):
-    def fn(lib, x):
-        y = x.clone()
-        getattr(y, method)(*args)
-        return y
-
-    return fn
-
-
-def _pow_tensor_(lib, x, e):
-    y = x.clone()
-    y.pow_(e)
-    return y
-
-
-def _sum_float32_to_float64(lib, x):
-    return x.float().sum(1, dtype=lib.float64)
-
-
-def _mean_float32_to_float64(lib, x):
-    return x.float().mean(dtype=lib.float64)
-
-
-def _softmax_float32_to_float64(lib, x):
-    return x.float().softmax(1, dtype=lib.float64)
-
-
-def _cumsum_float32_to_float64(lib, x):
-    return x.float().cumsum(0, dtype=lib.float64)
-
-
-def _cumprod_with_zeros(lib, x):
-    return (x * lib.tensor([1.0, 0.0, 1.0, 0.0], dtype=lib.float64)).cumprod(1)
-
-
-def _cumprod_with_a_zero(lib, x):
-    return (x * lib.tensor([[1.0], [0.0], [1.0]], dtype=lib.float64)).cumprod(0)
-
-
-GRAPH_CASES = {
-    # torch writes pow's backward with exponent * self.pow(exponent - 1) (MulBackward1): the
-    # catalogue's pow_2 difference, so only the graph of the op itself is compared here
-    "pow_": (_in_place_fn("pow_", 2), ((3, 4),), "any"),
-    "square_": (_in_place_fn("square_"), ((3, 4),), "any"),
-    "sqrt_": (_in_place_fn("sqrt_"), ((3, 4),), "pos"),
-    "pow_tensor_": (_pow_tensor_, ((3, 4), (3, 4)), "pos"),
-    # dtype= that changes the dtype: the gradient comes back in the input's dtype
-    "sum_dtype": (_sum_float32_to_float64, ((3, 4),), "any"),
-    "mean_dtype": (_mean_float32_to_float64, ((3, 4),), "any"),
-    "softmax_dtype": (_softmax_float32_to_float64, ((3, 4),), "any"),
-    "cumsum_dtype": (_cumsum_float32_to_float64, ((3, 4),), "any"),
-    # cumprod through zeros: torch's backward takes another formula (with cumsums) there
-    "cumprod_with_zeros": (_cumprod_with_zeros, ((3, 4),), "any"),
-    "cumprod_with_a_zero": (_cumprod_with_a_zero, ((3, 4),), "any"),
-}
-
-
-@pytest.mark.parametrize("fn, shapes, domain", GRAPH_CASES.values(), ids=GRAPH_CASES.keys())
-def test_graph_and_derivatives_match_torch(fn, shapes, domain):
-    """The graph (names, edges, saved values) and the first and second derivatives."""
-    rng = np.random.default_rng(0)
-    arrays = [rng.standard_normal(s) for s in shapes]
-    if domain == "pos":
-        arrays = [np.abs(a) + 0.5 for a in arrays]
-    graphs = []
-    for lib in (torch, ma):
-        xs = leaves(lib, arrays, [True] * len(arrays))
-        graphs.append(describe_graph(fn(lib, *xs).sum()))
-    assert graphs[1] == graphs[0]
-    mask = [True] * len(arrays)
-    compare_nested(derivatives(ma, fn, arrays, mask), derivatives(torch, fn, arrays, mask))
 
 
 def test_in_place_saves_what_torch_saves():
