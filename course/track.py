@@ -34,8 +34,9 @@ import numpy as np
 
 from course import engine_file
 from course.check import as_array, verdict
+from mini_autograd.graph_walk import graph_nodes
 from mini_autograd.memory import is_tensor
-from mini_autograd.viz import _walk, saved_tensors
+from mini_autograd.viz import saved_tensors
 
 
 @dataclass
@@ -143,7 +144,7 @@ def _label(node) -> str:
 def graph_summary(tensors) -> list[tuple]:
     """[(name, (edge, ...), saved states)] per node, breadth first; an edge is a position or None."""
     tensors = tensors if isinstance(tensors, (list, tuple)) else [tensors]
-    nodes = _walk([t.grad_fn for t in tensors])
+    nodes = graph_nodes([t.grad_fn for t in tensors], breadth_first=True)
     position = {node: i for i, node in enumerate(nodes)}
     return [
         (
@@ -190,7 +191,7 @@ class See:
 
     def order(self, label: str, loss, **backward_options) -> None:
         """Run loss.backward(**backward_options) and observe the order the nodes run in."""
-        nodes = _walk([loss.grad_fn])
+        nodes = graph_nodes([loss.grad_fn], breadth_first=True)
         ran = []
         for node in nodes:
             if self.lib.__name__ == "torch":
@@ -203,7 +204,7 @@ class See:
 
     def counts(self, label: str, counts: dict, roots) -> None:
         """Observe a {node: count} dict, naming each node by its place in the graph of `roots`."""
-        nodes = _walk(roots)
+        nodes = graph_nodes(roots, breadth_first=True)
         where = {node: i for i, node in enumerate(nodes)}
         if not isinstance(counts, dict):
             raise _Difference(
@@ -666,7 +667,11 @@ def engine(path: Path | None = None):
 
 def freed_in_graph(tensor) -> str:
     """One line on the nodes of `tensor`'s graph whose saved tensors an earlier backward freed."""
-    freed = [_label(n) for n in _walk([tensor.grad_fn]) if "freed" in _saved_states(n).values()]
+    freed = [
+        _label(n)
+        for n in graph_nodes([tensor.grad_fn], breadth_first=True)
+        if "freed" in _saved_states(n).values()
+    ]
     if not freed:
         return "nothing in this graph has been freed: backward can run"
     counts = {name: freed.count(name) for name in dict.fromkeys(freed)}

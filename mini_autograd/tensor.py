@@ -43,7 +43,7 @@ class Tensor(TensorData):
 
     # Remakes the grad_fn of a view whose base changed in place (ops/inplace.py's view_history).
     _view_history = None
-    _is_wrapped_number = False  # True for a Python number made a tensor (ops/recording.py)
+    _is_wrapped_number = False  # True for a Python number made a tensor (ops/promotion.py)
     _is_inference = False  # True for a tensor made in inference mode (inference.py)
 
     @staticmethod
