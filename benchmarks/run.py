@@ -29,7 +29,7 @@ import torch  # noqa: E402
 
 import mini_autograd as ma  # noqa: E402
 from benchmarks import peers  # noqa: E402
-from mini_autograd.memory import saved_bytes  # noqa: E402
+from mini_autograd.instruments.memory import saved_bytes  # noqa: E402
 
 torch.set_num_threads(int(THREADS))
 RESULTS = Path(__file__).parent / "results" / "latest.md"

@@ -385,8 +385,8 @@ class Spy(contextlib.ExitStack):
 
     def __enter__(self) -> Spy:
         import mini_autograd as ma
-        from mini_autograd import engine
-        from mini_autograd.tensor import Tensor
+        from mini_autograd.core import engine
+        from mini_autograd.core.tensor import Tensor
 
         torch = load_torch()
         targets = [(engine, "run_backward", "backward")]

@@ -15,8 +15,8 @@ import numpy as np
 
 import mini_autograd as ma
 from course.check import Feedback, call, checker, load_torch
-from mini_autograd import viz as ma_viz
-from mini_autograd.graph_walk import graph_nodes
+from mini_autograd.instruments import viz as ma_viz
+from mini_autograd.instruments.graph_walk import graph_nodes
 
 # --- 1.4: walk ---------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import numpy as np
 
 import mini_autograd as ma
 from course.check import Feedback, as_array, call, checker, difference, load_torch
-from mini_autograd.tensor import Tensor
+from mini_autograd.core.tensor import Tensor
 
 # --- 3.4: float16 saved-tensor hooks ------------------------------------------------------------
 

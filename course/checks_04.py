@@ -32,8 +32,9 @@ from course.check import (
     freed_graph,
     load_torch,
 )
-from mini_autograd.memory import Ledger, graph_nodes, saved_bytes, saved_tensors
-from mini_autograd.node import AccumulateGrad, Node
+from mini_autograd.core.node import AccumulateGrad, Node
+from mini_autograd.instruments.graph_walk import graph_nodes
+from mini_autograd.instruments.memory import Ledger, saved_bytes, saved_tensors
 
 # --- 4.2: which graphs can be backwarded twice ---------------------------------------------------
 

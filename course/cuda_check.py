@@ -52,7 +52,7 @@ import torch
 
 import mini_autograd as ma
 from course import seeds
-from mini_autograd.memory import saved_bytes
+from mini_autograd.instruments.memory import saved_bytes
 
 if TYPE_CHECKING:  # nbformat takes seconds to import: only the chapter parts need it
     from nbformat import NotebookNode
@@ -460,7 +460,11 @@ def fix_problems(seed: Seed, fix: str, device: str) -> list[str]:
             doctored = seed.program(torch, fix, device)
         except RuntimeError as error:
             return [f"fix {fix!r} raised under the doctor: {first_line(error)}"]
-    said = [str(w.message) for w in caught if str(w.message).startswith(ma.torch_doctor.TITLE)]
+    said = [
+        str(w.message)
+        for w in caught
+        if str(w.message).startswith(ma.instruments.torch_doctor.TITLE)
+    ]
     problems = [f"fix {fix!r}: the doctor warned: {message}" for message in said]
     if not np.allclose(doctored, plain, rtol=1e-5, atol=0):
         problems.append(f"fix {fix!r} gives other numbers under the doctor: {doctored} vs {plain}")

@@ -34,9 +34,9 @@ import numpy as np
 
 from course import engine_file
 from course.check import as_array, verdict
-from mini_autograd.graph_walk import graph_nodes
-from mini_autograd.memory import is_tensor
-from mini_autograd.viz import saved_tensors
+from mini_autograd.instruments.graph_walk import graph_nodes
+from mini_autograd.instruments.memory import is_tensor
+from mini_autograd.instruments.viz import saved_tensors
 
 
 @dataclass

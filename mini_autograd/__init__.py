@@ -9,28 +9,48 @@ Code written for torch runs with `import mini_autograd as torch`: the names belo
 """
 # ruff: noqa: F401 (this file only re-exports, under torch's names)
 
-from . import (
-    accelerator,
-    autograd,
-    backends,
-    cuda,
-    dtypes,
-    nn,
-    optim,
-    profiler,
-    random,
-    testing,
-    utils,
-)
-from ._tensor_str import get_printoptions, set_printoptions
+from . import accelerator, autograd, backends, cuda, nn, optim, profiler, random, testing, utils
 from .autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_anomaly_enabled,
 )
 from .autograd.variable import TENSOR_METHODS as _variable_methods
-from .backward_calls import TENSOR_METHODS as _backward_methods
 from .conversions import TENSOR_METHODS as _conversion_methods
+from .core import dtypes
+from .core._tensor_str import get_printoptions, set_printoptions
+from .core.backward_calls import TENSOR_METHODS as _backward_methods
+from .core.device import device
+from .core.dtypes import bool_ as bool  # noqa: A001 (torch.bool)
+from .core.dtypes import (
+    double,
+    dtype,
+    finfo,
+    float,  # noqa: A004 (torch.float)
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,  # noqa: A004 (torch.int)
+    int8,
+    int16,
+    int32,
+    int64,
+    layout,
+    long,
+    set_default_dtype,
+    short,
+    strided,
+    uint8,
+)
+from .core.errors import is_warn_always_enabled, set_warn_always
+from .core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .core.inference import TENSOR_METHODS as _inference_methods
+from .core.inference import inference_mode, is_inference, is_inference_mode_enabled
+from .core.tensor import Tensor
+from .core.tensor_data import Size
 from .creation import TENSOR_METHODS as _creation_methods
 from .creation import (
     BoolTensor,
@@ -68,36 +88,9 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .device import device
-from .diagnose import diagnosis_mode, set_diagnosis_mode
-from .dtypes import bool_ as bool  # noqa: A001 (torch.bool)
-from .dtypes import (
-    double,
-    dtype,
-    finfo,
-    float,  # noqa: A004 (torch.float)
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    iinfo,
-    int,  # noqa: A004 (torch.int)
-    int8,
-    int16,
-    int32,
-    int64,
-    layout,
-    long,
-    set_default_dtype,
-    short,
-    strided,
-    uint8,
-)
-from .freeing_log import freeing_log
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .inference import TENSOR_METHODS as _inference_methods
-from .inference import inference_mode, is_inference, is_inference_mode_enabled
+from .instruments.diagnose import diagnosis_mode, set_diagnosis_mode
+from .instruments.freeing_log import freeing_log
+from .instruments.torch_doctor import doctor
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.inplace import view_history as _view_history
 from .ops.methods import install as _install_methods
@@ -112,15 +105,10 @@ from .settings import (
     compile,
     get_float32_matmul_precision,
     get_num_threads,
-    is_warn_always_enabled,
     set_float32_matmul_precision,
     set_num_threads,
-    set_warn_always,
     use_deterministic_algorithms,
 )
-from .tensor import Tensor
-from .tensor_data import Size
-from .torch_doctor import doctor
 
 # The Tensor methods that other modules define: creation, conversions, backward, operations
 # (last: ops' `type`, which also takes the legacy types, replaces the conversions' one).

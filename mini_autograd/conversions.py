@@ -4,10 +4,10 @@ A cast is an operation (ops/elementwise.py's cast, recorded as ToCopyBackward0);
 dtype gives the tensor itself, as in PyTorch. mini_autograd has only the CPU.
 """
 
-from . import dtypes
-from .device import check as check_device
+from .core import dtypes
+from .core.device import check as check_device
+from .core.tensor import Tensor
 from .ops.derivatives import cast
-from .tensor import Tensor
 
 
 def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):

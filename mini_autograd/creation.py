@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from . import dtypes
-from .device import check as check_device
+from .core import dtypes
+from .core.device import check as check_device
+from .core.tensor import Tensor, as_array, check_can_require_grad
+from .core.tensor_data import Size
 from .random import default_generator
-from .tensor import Tensor, as_array, check_can_require_grad
-from .tensor_data import Size
 
 CAN_REQUIRE_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 

@@ -1,6 +1,6 @@
 """torch.cuda's questions, answered for an engine with no GPU: nothing is available."""
 
-from .device import check
+from .core.device import check
 
 
 def is_available():

@@ -7,10 +7,10 @@ old ones."""
 
 import numpy as np
 
+from .core.tensor import Tensor
 from .ops.derivatives import ZeroBackward0
 from .ops.inplace import _fill
 from .random import default_generator
-from .tensor import Tensor
 
 
 class UniformBackward0(ZeroBackward0):

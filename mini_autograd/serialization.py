@@ -15,9 +15,9 @@ import pickle
 
 import numpy as np
 
-from .device import check as check_device
+from .core.device import check as check_device
+from .core.tensor import Tensor
 from .nn.parameter import Parameter
-from .tensor import Tensor
 
 
 def save(obj, f):
@@ -125,7 +125,7 @@ class _TensorPickler(pickle.Pickler):
 _ALLOWED = {
     (__name__, "_rebuild_tensor"),
     ("collections", "OrderedDict"),
-    ("mini_autograd.dtypes", "_by_name"),
+    ("mini_autograd.core.dtypes", "_by_name"),
 }
 
 

@@ -2,29 +2,6 @@
 calling them run, and answered truthfully where they ask something."""
 
 import os
-import warnings
-
-_warn_always = [False]
-_warned = set()  # the keys of the once-per-process warnings already given
-
-
-def set_warn_always(b):
-    """Give the warnings PyTorch gives once per process (TORCH_WARN_ONCE) every time."""
-    _warn_always[0] = bool(b)
-
-
-def is_warn_always_enabled():
-    """True after set_warn_always(True)."""
-    return _warn_always[0]
-
-
-def warn_once(message, stacklevel, key=None):
-    """A UserWarning the first time (per `key`, default the message) in a process, as PyTorch's
-    TORCH_WARN_ONCE, or every time after set_warn_always(True)."""
-    key = message if key is None else key
-    if key not in _warned or _warn_always[0]:
-        _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

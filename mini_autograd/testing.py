@@ -3,7 +3,7 @@ their dtype? |actual - expected| <= atol + rtol * |expected|, elementwise."""
 
 import numpy as np
 
-from .tensor import Tensor
+from .core.tensor import Tensor
 
 # (rtol, atol) by dtype, as torch's defaults
 _TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}

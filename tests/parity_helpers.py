@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 import mini_autograd as ma
-from mini_autograd import graph_walk
+from mini_autograd.instruments import graph_walk
 
 LIBS = (torch, ma)
 FREED_MESSAGE = (

@@ -9,7 +9,7 @@ import mini_autograd as ma
 from course import checks_01
 from tests.exercise_answers import answer
 
-ORIGINAL_WALK = ma.viz._walk
+ORIGINAL_WALK = ma.instruments.viz._walk
 
 
 def stub(*args):
@@ -64,7 +64,7 @@ def run(capsys, check, answer):
 
 
 def engine_is_untouched():
-    return ma.viz._walk is ORIGINAL_WALK and ma.is_grad_enabled()
+    return ma.instruments.viz._walk is ORIGINAL_WALK and ma.is_grad_enabled()
 
 
 @pytest.mark.parametrize("exercise_id", CHECKS)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from mini_autograd.compare import compare
+from mini_autograd.instruments.compare import compare
 from mini_autograd.ops import derivatives
 
 RNG = np.random.default_rng(0)

@@ -278,7 +278,7 @@ def test_dropout2d_matches_torch():
 
 def test_same_padding_with_an_even_kernel_warns_once_as_torch_does(monkeypatch):
     """torch's TORCH_WARN_ONCE: the first such call in the process warns, later ones do not."""
-    monkeypatch.setattr(ma.settings, "_warned", set())  # as in a fresh process
+    monkeypatch.setattr(ma.core.errors, "_warned", set())  # as in a fresh process
 
     def warnings_of(lib):
         with warnings.catch_warnings(record=True) as caught:

@@ -5,7 +5,7 @@ import ast
 import pathlib
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "mini_autograd"
-CORE = ["tensor.py", "node.py", "saved.py", "engine.py", "grad_mode.py"]
+CORE = ["core/tensor.py", "core/node.py", "core/saved.py", "core/engine.py", "core/grad_mode.py"]
 
 
 def long_functions(path, limit=60):

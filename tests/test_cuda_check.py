@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from course import cuda_check, seeds
-from mini_autograd.memory import graph_nodes
+from mini_autograd.instruments.graph_walk import graph_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 import mini_autograd as ma
-from mini_autograd.errors import FREED as FREED_MESSAGE
+from mini_autograd.core.errors import FREED as FREED_MESSAGE
 from tests.conftest import line_of
 
 
@@ -29,7 +29,7 @@ def two_losses():
 
 
 def test_off_by_default_gives_pytorchs_exact_message():
-    assert not ma.diagnose.DiagnosisMode.enabled
+    assert not ma.instruments.diagnose.DiagnosisMode.enabled
     assert second_backward_error(two_losses) == FREED_MESSAGE
 
 

@@ -17,7 +17,7 @@ import torch
 
 import mini_autograd as ma
 from course import seeds
-from mini_autograd import diagnose, torch_doctor
+from mini_autograd.instruments import diagnose, torch_doctor
 from tests.conftest import line_of
 
 SERIES = np.sin(np.linspace(0, 12 * np.pi, 301)).astype(np.float32)

@@ -1,7 +1,7 @@
 """The engine around the ops, compared with torch: accumulation, hooks, grad mode, versions,
 retain_graph/create_graph, autograd.grad, custom Functions, saved-tensor hooks, deep graphs,
 memory release, reference cycles, and errors with torch's exact type and message (the texts
-of mini_autograd/errors.py, the freed graph's and the modified saved tensor's among them, are
+of mini_autograd/core/errors.py, the freed graph's and the modified saved tensor's among them, are
 test_error_texts.py's).
 
 Most tests are one program `fn(lib)` run with `lib = torch` and `lib = mini_autograd`, whose

@@ -22,7 +22,7 @@ from parity_helpers import (
 )
 
 import mini_autograd as ma
-from mini_autograd import engine_state
+from mini_autograd.core import engine_state
 
 
 def shown(obj):

@@ -1,4 +1,4 @@
-"""One parity test per PyTorch text of mini_autograd/errors.py: the same mistake, made with torch
+"""One parity test per PyTorch text of mini_autograd/core/errors.py: the same mistake, made with torch
 and with mini_autograd, gives the same exception type (or warning category) and the same text,
 and that text is the one errors.py holds.
 
@@ -14,7 +14,7 @@ import torch
 from parity_helpers import error_of, f64
 
 import mini_autograd as ma
-from mini_autograd import errors
+from mini_autograd.core import errors
 
 
 def identity(x):
@@ -26,7 +26,7 @@ def will_engine_execute_node(lib, node):
     """torch._C._will_engine_execute_node, or mini_autograd's own (it has no torch._C)."""
     if lib is torch:
         return torch._C._will_engine_execute_node(node)
-    return ma.engine_state.will_engine_execute_node(node)
+    return ma.core.engine_state.will_engine_execute_node(node)
 
 
 # --- the mistakes, one per text -------------------------------------------------------------
@@ -348,7 +348,7 @@ def public_texts():
 @pytest.mark.parametrize("name", CASES)
 def test_the_mistake_gives_torch_s_text_from_errors_py(name, monkeypatch):
     """The same type and text as torch, and the text is errors.py's (its template filled in)."""
-    monkeypatch.setattr(ma.settings, "_warned", set())  # as in a fresh process
+    monkeypatch.setattr(ma.core.errors, "_warned", set())  # as in a fresh process
     if name in TORCH_ONCE_PER_PROCESS:
         expected = TORCH_ONCE_PER_PROCESS[name]
     else:

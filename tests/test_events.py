@@ -3,7 +3,7 @@
 import pytest
 
 import mini_autograd as ma
-from mini_autograd import events
+from mini_autograd.core import events
 
 EVENTS = ["node_created", "backward_started", "backward_finished", "node_released"]
 EVENTS += ["freed_tensor_read", "tensor_modified"]
@@ -51,7 +51,7 @@ def test_a_freed_tensor_read_asks_observers_for_more_text(heard):
             y.backward()
     finally:
         events.freed_tensor_read.pop()
-    assert str(error.value) == ma.errors.FREED + " Extra words."
+    assert str(error.value) == ma.core.errors.FREED + " Extra words."
     assert ("freed_tensor_read", y.grad_fn.next_functions[0][0]) == heard[-2][:2]
 
 

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 import mini_autograd as ma
+from mini_autograd.core.tensor import Tensor
 from mini_autograd.ops import derivatives
 from mini_autograd.ops.formulas import FormulaNode
-from mini_autograd.tensor import Tensor
 
 
 def _chain(x):

@@ -3,7 +3,7 @@
 import torch
 
 import mini_autograd as ma
-from mini_autograd import memory
+from mini_autograd.instruments import memory
 
 
 def _graph(lib):

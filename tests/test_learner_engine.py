@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from mini_autograd.compare import compare
-from mini_autograd.memory import saved_tensors
-from mini_autograd.viz import backward_steps, draw_graph, side_by_side
+from mini_autograd.instruments.compare import compare
+from mini_autograd.instruments.memory import saved_tensors
+from mini_autograd.instruments.viz import backward_steps, draw_graph, side_by_side
 
 ENGINE = Path(__file__).resolve().parents[1] / "solutions" / "my_autograd.py"
 RNG = np.random.default_rng(3)

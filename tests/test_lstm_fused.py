@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd import events
+from mini_autograd.core import events
 from mini_autograd.ops import rnn
 
 STEPS, BATCH, HIDDEN, FEATURES = 6, 3, 5, 4

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd.memory import (
+from mini_autograd.instruments.memory import (
     Ledger,
     graph_storage_bytes,
     memory_in_use,

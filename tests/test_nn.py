@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd.errors import FREED as FREED_MESSAGE
+from mini_autograd.core.errors import FREED as FREED_MESSAGE
 from tests.parity_helpers import assert_close, describe_graph, error_of
 
 LIBS = (torch, ma)

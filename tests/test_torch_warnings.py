@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd import errors, settings
+from mini_autograd.core import errors
 
 
 def _warnings_of(lib, calls):
@@ -18,7 +18,7 @@ def _warnings_of(lib, calls):
 
 
 def test_backward_with_create_graph_warns_once_about_the_reference_cycle(monkeypatch):
-    monkeypatch.setattr(settings, "_warned", set())  # as in a fresh process
+    monkeypatch.setattr(errors, "_warned", set())  # as in a fresh process
 
     def backward_create_graph(lib):
         x = lib.ones(3, requires_grad=True)

@@ -1,4 +1,4 @@
-"""mini_autograd.viz: stable DOT, the same picture for both libraries, freed buffers, fallbacks."""
+"""mini_autograd.instruments.viz: stable DOT, the same picture for both libraries, freed buffers, fallbacks."""
 
 import base64
 import re
@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import mini_autograd as ma
-from mini_autograd import picture_output, viz
-from mini_autograd.graph_walk import graph_nodes
-from mini_autograd.viz import backward_steps, draw_graph, side_by_side
+from mini_autograd.instruments import picture_output, viz
+from mini_autograd.instruments.graph_walk import graph_nodes
+from mini_autograd.instruments.viz import backward_steps, draw_graph, side_by_side
 from tests.conftest import run_python
 
 torch = pytest.importorskip("torch")
@@ -61,7 +61,7 @@ def test_dot_is_byte_identical_across_runs():
 
 
 def test_viz_does_not_import_torch():
-    code = "import sys, mini_autograd.viz; print('torch' in sys.modules)"
+    code = "import sys, mini_autograd.instruments.viz; print('torch' in sys.modules)"
     assert run_python("-c", code).strip() == "False"
 
 

@@ -13,8 +13,8 @@ import torch
 from parity_helpers import grad_masks, graph_nodes, random_arrays
 
 import mini_autograd as ma
-from mini_autograd import node as ma_node
-from mini_autograd.memory import saved_bytes, saved_tensors
+from mini_autograd.core import node as ma_node
+from mini_autograd.instruments.memory import saved_bytes, saved_tensors
 from mini_autograd.ops import backward_functions as bf
 from mini_autograd.ops import derivatives
 

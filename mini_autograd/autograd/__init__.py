@@ -3,7 +3,7 @@ profiler, anomaly detection and the legacy Variable."""
 
 import sys
 
-from ..backward_calls import backward, grad
+from ..core.backward_calls import backward, grad
 from . import anomaly_mode, function, functional, graph, profiler
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import arrays, engine, events
+from ..core import arrays, engine, events
 
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
 

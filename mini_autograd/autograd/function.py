@@ -12,14 +12,14 @@ import warnings
 
 import numpy as np
 
-from ..errors import FREED as FREED_MESSAGE
-from ..grad_mode import GradMode, is_grad_enabled, no_grad
-from ..node import UINT64_MAX, Node, gradient_edge
+from ..core.errors import FREED as FREED_MESSAGE
+from ..core.grad_mode import GradMode, is_grad_enabled, no_grad
+from ..core.node import UINT64_MAX, Node, gradient_edge
+from ..core.saved import SavedTensor
+from ..core.tensor import Tensor
 from ..ops.broadcasting import sum_to
 from ..ops.derivatives import cast
 from ..ops.recording import announce
-from ..saved import SavedTensor
-from ..tensor import Tensor
 
 DIRTY_NOT_AN_INPUT = (
     "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "

@@ -9,11 +9,11 @@ Only strict=False is available, and jacobian/hessian run reverse mode (vectorize
 PyTorch's speed, so it is accepted and ignored).
 """
 
-from ..backward_calls import grad
+from ..core.backward_calls import grad
+from ..core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from ..core.tensor import Tensor
 from ..creation import zeros_like
-from ..grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..ops.shape import stack
-from ..tensor import Tensor
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 

@@ -9,9 +9,9 @@ import warnings
 
 import numpy as np
 
-from ..backward_calls import grad
+from ..core.backward_calls import grad
+from ..core.tensor import Tensor
 from ..creation import rand
-from ..tensor import Tensor
 
 
 class GradcheckError(RuntimeError):

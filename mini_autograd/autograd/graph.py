@@ -3,11 +3,11 @@ hooks and the saved-tensor hooks."""
 
 import contextlib
 
-from .. import engine_state, hooks, saved
-from ..backward_calls import GradientEdge
-from ..grad_mode import enable_grad
-from ..node import Node
-from ..tensor import Tensor
+from ..core import engine_state, hooks, saved
+from ..core.backward_calls import GradientEdge
+from ..core.grad_mode import enable_grad
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .function import BackwardCFunction
 from .mutation_on_saved import allow_mutation_on_saved_tensors
 

@@ -12,7 +12,7 @@ import contextlib
 import weakref
 from collections import defaultdict
 
-from .. import events, hooks
+from ..core import events, hooks
 
 BACKWARD_OUTSIDE = (
     "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"

@@ -16,9 +16,9 @@ import enum
 import sys
 import time
 
-from .. import arrays, engine
+from ..core import arrays, engine
+from ..core.tensor import Tensor
 from ..ops import methods
-from ..tensor import Tensor
 from .function import Function
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, _format_time  # noqa: F401
 

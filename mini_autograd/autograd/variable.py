@@ -4,8 +4,8 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes, engine, events
-from ..tensor import Tensor, check_can_require_grad
+from ..core import dtypes, engine, events
+from ..core.tensor import Tensor, check_can_require_grad
 
 NO_BACKWARD_RUNNING = "Final callbacks can only be installed during backward pass."
 

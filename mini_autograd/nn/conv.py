@@ -7,11 +7,11 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
-from ..device import check as check_device
+from ..core import dtypes
+from ..core.device import check as check_device
+from ..core.tensor import Tensor
 from ..ops import convolution, pooling
 from ..random import default_generator
-from ..tensor import Tensor
 from . import init
 from .module import Module
 from .parameter import Parameter

@@ -1,6 +1,6 @@
 """Embedding: a table of vectors looked up by index, as in torch.nn.Embedding."""
 
-from ..grad_mode import no_grad
+from ..core.grad_mode import no_grad
 from . import functional as F
 from . import init
 from .module import Module

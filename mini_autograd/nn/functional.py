@@ -13,8 +13,9 @@ import warnings
 
 import numpy as np
 
-from ..errors import SCALAR_TYPE_NAMES
-from ..node import Node
+from ..core.errors import SCALAR_TYPE_NAMES
+from ..core.node import Node
+from ..core.tensor import Tensor
 from ..ops import derivatives, elementwise, linalg
 from ..ops import softmax as _softmax
 from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
@@ -46,7 +47,6 @@ from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
 from ..ops.promotion import promote_types, result_type
 from ..ops.recording import record
 from ..random import default_generator
-from ..tensor import Tensor
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
 from .normalization import batch_norm, layer_norm  # noqa: F401 (F.batch_norm..., as in torch)
 

@@ -12,8 +12,8 @@ import weakref
 from collections import OrderedDict
 
 from ..autograd.function import Function
-from ..grad_mode import is_grad_enabled
-from ..tensor import Tensor
+from ..core.grad_mode import is_grad_enabled
+from ..core.tensor import Tensor
 
 # Hooks of every module, run before each module's own (PyTorch's global hooks, for debugging).
 _global_forward_pre_hooks = OrderedDict()

@@ -6,11 +6,11 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
-from ..device import check as check_device
-from ..grad_mode import no_grad
+from ..core import dtypes
+from ..core.device import check as check_device
+from ..core.grad_mode import no_grad
+from ..core.tensor import Tensor
 from ..random import default_generator
-from ..tensor import Tensor
 from .parameter import Parameter
 
 

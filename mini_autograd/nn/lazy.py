@@ -9,10 +9,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import dtypes
-from ..device import check as check_device
-from ..grad_mode import no_grad
-from ..tensor import Tensor
+from ..core import dtypes
+from ..core.device import check as check_device
+from ..core.grad_mode import no_grad
+from ..core.tensor import Tensor
 from .conv import Conv1d, Conv2d
 from .layers import Linear
 from .normalization import BatchNorm1d, BatchNorm2d, _BatchNorm

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .. import dtypes
-from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
-from ..grad_mode import no_grad
-from ..tensor import Tensor, as_array
+from ..core import dtypes
+from ..core.dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
+from ..core.grad_mode import no_grad
+from ..core.tensor import Tensor, as_array
 from . import hooks
 from .parameter import Parameter
 

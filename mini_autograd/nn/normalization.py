@@ -3,12 +3,12 @@ batch statistics while training, running ones in eval) and LayerNorm (NativeLaye
 
 import numpy as np
 
-from .. import dtypes
-from ..grad_mode import is_grad_enabled, no_grad
-from ..node import Node
+from ..core import dtypes
+from ..core.grad_mode import is_grad_enabled, no_grad
+from ..core.node import Node
+from ..core.tensor import Tensor
+from ..core.tensor_data import Size
 from ..ops.recording import record
-from ..tensor import Tensor
-from ..tensor_data import Size
 from . import init
 from .module import Module
 from .parameter import Parameter

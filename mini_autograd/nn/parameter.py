@@ -1,6 +1,6 @@
 """Parameter: a leaf tensor that a Module registers as one of its weights."""
 
-from ..tensor import Tensor, as_array
+from ..core.tensor import Tensor, as_array
 
 
 class Parameter(Tensor):

@@ -6,10 +6,10 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
-from ..grad_mode import no_grad
+from ..core import dtypes
+from ..core.grad_mode import no_grad
+from ..core.tensor import Tensor
 from ..ops.shape import cat, stack
-from ..tensor import Tensor
 
 
 def _as_list(tensors):

@@ -9,10 +9,10 @@ Each of those is the method as `function_form` wraps it: it also takes its first
 name (`torch.sum(input=x)`) and `out=`, by the rules of the tables below.
 """
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .activations import selu
 from .arithmetic import add, div, mul, neg, pow, sub
-from .compare import allclose, eq, equal, ge, gt, isclose, isin, le, lt, ne, signbit
+from .comparison import allclose, eq, equal, ge, gt, isclose, isin, le, lt, ne, signbit
 from .convolution import conv1d, conv2d
 from .derivatives import OPERATIONS
 from .diagonal import diagonal

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from ..errors import SCALAR_TYPE_NAMES
-from ..node import Node
-from ..tensor import Tensor
+from ..core.errors import SCALAR_TYPE_NAMES
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .derivatives import (
     HardtanhBackward0,
     LogSigmoidBackward0,

@@ -8,9 +8,9 @@ where they stand, apart they put it first.
 
 import numpy as np
 
-from ..errors import scalar_type_name
-from ..node import Node
-from ..tensor import Tensor
+from ..core.errors import scalar_type_name
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .broadcasting import sum_to
 from .recording import check_tensor, record, save, wants_grad
 

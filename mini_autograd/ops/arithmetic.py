@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..node import Node
-from ..settings import warn_once
-from ..tensor import Tensor
+from ..core import dtypes
+from ..core.errors import warn_once
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .broadcasting import broadcasting, summed_to_inputs
 from .derivatives import (
     AddBackward0,

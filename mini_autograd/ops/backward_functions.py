@@ -2,7 +2,7 @@
 written out: it computes in the common dtype of three tensors. The other backward functions
 PyTorch's formulas call (tanh_backward...) are the FUNCTIONS of derivatives.py's table."""
 
-from ..node import Node
+from ..core.node import Node
 from .broadcasting import sum_to
 from .derivatives import div_scalar, mul_scalar
 from .promotion import result_type

@@ -3,7 +3,7 @@ in backward, a gradient summed back to the shape of the input it is for."""
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 
 
 def broadcast_error(a, b):

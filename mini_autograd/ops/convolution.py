@@ -15,11 +15,10 @@ import math
 
 import numpy as np
 
-from ..dtypes import TENSOR_TYPE_NAMES
-from ..errors import CPP_TYPE_NAMES
-from ..node import Node, gradient_edge
-from ..settings import warn_once
-from ..tensor import Tensor
+from ..core.dtypes import TENSOR_TYPE_NAMES
+from ..core.errors import CPP_TYPE_NAMES, warn_once
+from ..core.node import Node, gradient_edge
+from ..core.tensor import Tensor
 from .recording import announce, record, save, wants_grad
 from .shape import squeeze, unsqueeze
 

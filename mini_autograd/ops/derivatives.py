@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .broadcasting import sum_to
 from .formulas import ARRAYS, TENSORS, formula_node
 from .promotion import float_values

@@ -3,8 +3,8 @@ become one, the last."""
 
 import numpy as np
 
-from ..node import Node
-from ..tensor import Tensor
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .shape import _view_of, normalize_dim
 
 

@@ -6,11 +6,11 @@ in the table of derivatives.py, which makes their functions, nodes and in-place 
 
 import numpy as np
 
-from .. import dtypes
-from ..device import check as check_device
-from ..errors import SCALAR_TYPE_NAMES
-from ..node import Node
-from ..tensor import Tensor
+from ..core import dtypes
+from ..core.device import check as check_device
+from ..core.errors import SCALAR_TYPE_NAMES
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .broadcasting import broadcasting, summed_to_inputs
 from .derivatives import (
     CeilBackward0,

@@ -13,9 +13,9 @@ what it does is recorded with PyTorch's names, so it can be differentiated again
 
 import ast
 
-from ..node import Node
-from ..saved import SavedTensor
-from ..tensor_data import TensorData
+from ..core.node import Node
+from ..core.saved import SavedTensor
+from ..core.tensor_data import TensorData
 from .broadcasting import sum_to
 
 ARRAYS, TENSORS = {}, {}  # the helpers formulas may call: {name: its numpy form / Tensor form}

@@ -14,10 +14,10 @@ import warnings
 
 import numpy as np
 
-from .. import events, inference
-from ..errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
-from ..grad_mode import GradMode
-from ..tensor import Tensor
+from ..core import events, inference
+from ..core.errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from ..core.grad_mode import GradMode
+from ..core.tensor import Tensor
 from .inplace_elementwise import check_can_cast
 
 INPUT_ALIASES = ("input", "x", "a", "x1")  # numpy's names torch accepts for `input`

@@ -10,9 +10,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import creation
-from ..errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
-from ..node import Node
-from ..tensor import Tensor
+from ..core.errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .recording import record
 
 HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])  # torch.return_types.histogram

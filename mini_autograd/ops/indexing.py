@@ -5,8 +5,8 @@ Their backwards put the gradient back where each element came from: scatter_add,
 
 import numpy as np
 
-from ..node import Node
-from ..tensor import Tensor
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .derivatives import FlipBackward0
 from .recording import check_tensor, record
 from .shape import normalize_dim, shape_arg

@@ -24,13 +24,13 @@ import re
 
 import numpy as np
 
-from .. import dtypes, events, inference
-from ..errors import FREED as FREED_MESSAGE
-from ..errors import SCALAR_TYPE_NAMES
-from ..grad_mode import GradMode
-from ..hooks import RetainGradHook
-from ..node import Node, gradient_edge
-from ..tensor import Tensor
+from ..core import dtypes, events, inference
+from ..core.errors import FREED as FREED_MESSAGE
+from ..core.errors import SCALAR_TYPE_NAMES
+from ..core.grad_mode import GradMode
+from ..core.hooks import RetainGradHook
+from ..core.node import Node, gradient_edge
+from ..core.tensor import Tensor
 from . import arithmetic, piecewise
 from .broadcasting import broadcasting, sum_to
 from .derivatives import FillBackward2, FillBackward3, ZeroBackward0

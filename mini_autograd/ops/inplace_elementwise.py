@@ -10,10 +10,10 @@ makes every form below from the operation; `_rebase` is where the tensor takes t
 
 import numpy as np
 
-from ..errors import SCALAR_TYPE_NAMES
-from ..grad_mode import GradMode
-from ..node import gradient_edge
-from ..saved import SavedTensor
+from ..core.errors import SCALAR_TYPE_NAMES
+from ..core.grad_mode import GradMode
+from ..core.node import gradient_edge
+from ..core.saved import SavedTensor
 from . import arithmetic as ar
 from . import derivatives, piecewise
 from . import elementwise as el

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from .. import errors, inference
-from ..grad_mode import GradMode
-from ..node import Node, gradient_edge
+from ..core import errors, inference
+from ..core.grad_mode import GradMode
+from ..core.node import Node, gradient_edge
 from .inplace import _check_inplace_allowed, _set_history, announce
 from .recording import check_tensor
 from .shape import TransposeBackward0, normalize_dim, shape_arg

@@ -3,9 +3,9 @@ outer; and the parts of a matrix: trace, diag, tril and triu."""
 
 import numpy as np
 
-from ..errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
-from ..node import Node
-from ..tensor import Tensor
+from ..core.errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .arithmetic import mul
 from .derivatives import (
     AddmmBackward0,

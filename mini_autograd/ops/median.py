@@ -6,7 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .recording import record
 from .reductions import MaxBackward0, MaxBackward1, _order, _reduced_dim
 

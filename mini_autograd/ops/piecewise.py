@@ -5,9 +5,9 @@ The gradient flows to whichever value was chosen, and is 0 for the rest.
 
 import numpy as np
 
-from ..errors import CPP_TYPE_NAMES, scalar_type_name
-from ..node import Node
-from ..tensor import Tensor
+from ..core.errors import CPP_TYPE_NAMES, scalar_type_name
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .broadcasting import broadcast_shape, summed_to_inputs
 from .derivatives import (
     ClampBackward1,

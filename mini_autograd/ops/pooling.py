@@ -13,8 +13,8 @@ import itertools
 
 import numpy as np
 
-from ..node import Node
-from ..tensor import Tensor
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .convolution import _windows
 from .recording import record
 from .reductions import mean

@@ -3,9 +3,9 @@ and the wrapped numbers that stand for Python numbers in it."""
 
 import numpy as np
 
-from .. import dtypes
-from ..tensor import Tensor
-from ..tensor_data import other_library
+from ..core import dtypes
+from ..core.tensor import Tensor
+from ..core.tensor_data import other_library
 
 
 class WrappedNumber(Tensor):

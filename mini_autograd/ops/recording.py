@@ -1,10 +1,10 @@
 """The few helpers every operation uses to record itself in the graph."""
 
-from .. import events
-from ..grad_mode import GradMode
-from ..node import gradient_edge
-from ..saved import SavedTensor
-from ..tensor import Tensor
+from ..core import events
+from ..core.grad_mode import GradMode
+from ..core.node import gradient_edge
+from ..core.saved import SavedTensor
+from ..core.tensor import Tensor
 
 
 def wants_grad(*tensors):

@@ -11,10 +11,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import SCALAR_TYPE_NAMES, scalar_type_name
-from ..node import Node
-from ..tensor import Tensor
+from ..core import dtypes
+from ..core.errors import SCALAR_TYPE_NAMES, scalar_type_name
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .derivatives import (
     MeanBackward0,
     MeanBackward1,

@@ -11,12 +11,12 @@ operation, which the fused node replays when its own backward must be differenti
 
 import numpy as np
 
-from .. import events
-from ..backward_calls import grad
-from ..grad_mode import GradMode
-from ..node import Node, gradient_edge
-from ..saved import SavedTensor
-from ..tensor import Tensor
+from ..core import events
+from ..core.backward_calls import grad
+from ..core.grad_mode import GradMode
+from ..core.node import Node, gradient_edge
+from ..core.saved import SavedTensor
+from ..core.tensor import Tensor
 from .derivatives import sigmoid, tanh
 from .linalg import addmm, matmul
 from .recording import save, wants_grad

@@ -9,8 +9,8 @@ import warnings
 
 import numpy as np
 
-from ..node import Node
-from ..tensor import Tensor
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .indexing import ScatterAddBackward0, scatter_into_zeros
 from .piecewise import where
 from .recording import record

@@ -9,10 +9,10 @@ IndexPutBackward0. Either way x's version goes up by one.
 
 import numpy as np
 
-from ..dtypes import TENSOR_TYPE_NAMES
-from ..node import gradient_edge
-from ..tensor import Tensor
-from ..tensor_data import other_library
+from ..core.dtypes import TENSOR_TYPE_NAMES
+from ..core.node import gradient_edge
+from ..core.tensor import Tensor
+from ..core.tensor_data import other_library
 from .advanced_indexing import (
     IndexPutBackward0,
     checked_key,

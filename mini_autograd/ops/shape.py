@@ -9,13 +9,13 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
-from ..grad_mode import GradMode
-from ..inference import inference_mode, inference_tensor, view_in_inference_mode
-from ..node import Node, gradient_edge
-from ..settings import warn_once
-from ..tensor import Tensor
-from ..tensor_data import other_library
+from ..core.dtypes import TENSOR_TYPE_NAMES as _TYPE_NAMES
+from ..core.errors import warn_once
+from ..core.grad_mode import GradMode
+from ..core.inference import inference_mode, inference_tensor, view_in_inference_mode
+from ..core.node import Node, gradient_edge
+from ..core.tensor import Tensor
+from ..core.tensor_data import other_library
 from .advanced_indexing import index, index_put_into_zeros
 from .derivatives import (
     AliasBackward0,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..errors import SCALAR_TYPE_NAMES
+from ..core.errors import SCALAR_TYPE_NAMES
 from .derivatives import LogSoftmaxBackward0, SoftmaxBackward0
 from .recording import record
 from .reductions import numpy_names, require_dim

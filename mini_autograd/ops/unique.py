@@ -4,8 +4,8 @@ PyTorch, the values are recorded by a node whose backward raises."""
 
 import numpy as np
 
-from ..node import Node
-from ..tensor import Tensor
+from ..core.node import Node
+from ..core.tensor import Tensor
 from .recording import record
 from .shape import normalize_dim
 

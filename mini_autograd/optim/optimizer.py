@@ -6,9 +6,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import dtypes
-from ..grad_mode import enable_grad, no_grad
-from ..tensor import Tensor
+from ..core import dtypes
+from ..core.grad_mode import enable_grad, no_grad
+from ..core.tensor import Tensor
 from ._pointwise import add
 
 

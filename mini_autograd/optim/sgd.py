@@ -1,6 +1,6 @@
 """SGD: stochastic gradient descent, with momentum, dampening, Nesterov and weight decay."""
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from ._pointwise import add, add_, mul_
 from .optimizer import Optimizer, check_non_negative, followed_grad
 

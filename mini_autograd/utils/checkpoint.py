@@ -30,15 +30,15 @@ import warnings
 import weakref
 from collections import defaultdict
 
-from .. import engine_state, events
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
-from ..backward_calls import backward as autograd_backward
-from ..grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..core import engine_state, events
+from ..core.backward_calls import backward as autograd_backward
+from ..core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..core.saved import SavedTensor
+from ..core.tensor import Tensor
 from ..nn import Sequential
 from ..random import get_rng_state, set_rng_state
-from ..saved import SavedTensor
-from ..tensor import Tensor
 
 __all__ = [
     "CheckpointError",

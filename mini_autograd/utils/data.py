@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from ..creation import randint, randperm, tensor
 from ..ops.shape import stack
 from ..random import Generator, default_generator
-from ..tensor import Tensor
 
 _INT64_RANGE = np.uint64(2**63)
 

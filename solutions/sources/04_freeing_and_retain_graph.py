@@ -30,9 +30,9 @@ from course.checks_04 import (
     normaliser_data,
     twice_truth,
 )
-from mini_autograd.compare import compare
-from mini_autograd.memory import Ledger, saved_bytes
-from mini_autograd.viz import draw_graph, side_by_side
+from mini_autograd.instruments.compare import compare
+from mini_autograd.instruments.memory import Ledger, saved_bytes
+from mini_autograd.instruments.viz import draw_graph, side_by_side
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Your engine: `my_autograd.py`

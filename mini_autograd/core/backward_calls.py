@@ -11,8 +11,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import engine, errors
+from .errors import warn_once
 from .node import Node, gradient_edge
-from .settings import warn_once
 from .tensor import Tensor
 
 

@@ -1,6 +1,6 @@
 """Pictures of the autograd graph, for mini_autograd, PyTorch and the learner's own engine alike.
 
-    from mini_autograd.viz import draw_graph, backward_steps, side_by_side
+    from mini_autograd.instruments.viz import draw_graph, backward_steps, side_by_side
     draw_graph(loss)                      # the graph behind `loss`, as Jupyter shows it
     draw_graph(loss, params=dict(model.named_parameters()))
     draw_graph({"forward": y, "double backward": g})   # a create_graph=True gradient

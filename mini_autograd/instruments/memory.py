@@ -132,7 +132,7 @@ def _ma_saved(node):
 
 def _ma_array(saved):
     """The numpy array a live mini_autograd SavedTensor holds (None if a pack hook replaced it)."""
-    from .tensor import Tensor
+    from ..core.tensor import Tensor
 
     value = saved._value
     if isinstance(value, Tensor):

@@ -5,6 +5,8 @@ test (tests/test_error_texts.py): the same mistake, made with torch and with min
 gives the same text. A text with `{}` fields is a template for str.format.
 """
 
+import warnings
+
 from .dtypes import TENSOR_TYPE_NAMES
 
 # --- backward through a freed graph, and tensors changed after they were saved ---------------
@@ -203,3 +205,28 @@ LEAF_IN_AUTOGRAD_GRAD = (
     "A leaf node was passed to _will_engine_execute_node but we are currently running "
     "autograd.grad(). This is currently not supported."
 )
+
+
+# --- Warnings given once per process, as PyTorch's TORCH_WARN_ONCE ---
+
+_warn_always = [False]
+_warned = set()  # the keys of the once-per-process warnings already given
+
+
+def set_warn_always(b):
+    """Give the warnings PyTorch gives once per process (TORCH_WARN_ONCE) every time."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    """True after set_warn_always(True)."""
+    return _warn_always[0]
+
+
+def warn_once(message, stacklevel, key=None):
+    """A UserWarning the first time (per `key`, default the message) in a process, as PyTorch's
+    TORCH_WARN_ONCE, or every time after set_warn_always(True)."""
+    key = message if key is None else key
+    if key not in _warned or _warn_always[0]:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)

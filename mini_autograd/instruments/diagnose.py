@@ -25,8 +25,8 @@ import types
 import weakref
 from dataclasses import dataclass
 
-from . import engine, events
-from .node import _sequence_numbers
+from ..core import engine, events
+from ..core.node import _sequence_numbers
 
 
 class DiagnosisMode:
@@ -232,7 +232,7 @@ def pass_between(earlier, later):
 
 def freed_diagnosis(node, saved):
     """Observer of freed tensors being read: the diagnosis that follows PyTorch's text."""
-    from .tensor import Tensor
+    from ..core.tensor import Tensor
 
     call = engine.current_call()
     freed_by = _records.get(saved.freed_by, saved.freed_by)

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import scalar_type_name
-from ..tensor import Tensor
+from ..core import dtypes
+from ..core.errors import scalar_type_name
+from ..core.tensor import Tensor
 from .broadcasting import broadcast_shape
 from .promotion import promote
 from .recording import check_tensor

@@ -8,7 +8,7 @@ It observes the core's events (events.py): node_released for each node, backward
 close each call with its total. Outside the block nothing is watched.
 """
 
-from . import events
+from ..core import events
 
 
 class freeing_log:
