@@ -38,7 +38,7 @@ class DiagnosisMode:
 # What diagnosis mode learns, kept no longer than the nodes and calls themselves
 _origins = weakref.WeakKeyDictionary()  # node -> Origin
 _records = weakref.WeakKeyDictionary()  # engine.BackwardCall -> CallRecord
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # mini_autograd/
 
 # The fixes, best first, for each kind of link between the failing call's graph and the graph an
 # earlier call already went back through. `{lib}` is the library the learner's code calls.
