@@ -33,8 +33,8 @@ def pytest_generate_tests(metafunc):
 # context or a backward call) must not leave them to the tests after it. Restoring them is test
 # isolation only; torch's run needs none (its tests leave no state behind when they pass).
 MINI_STACKS = (
-    ("mini_autograd.hooks", "saved_tensors_hook_stack"),
-    ("mini_autograd.engine", "_running"),
+    ("mini_autograd.core.hooks", "saved_tensors_hook_stack"),
+    ("mini_autograd.core.engine", "_running"),
 )
 
 
