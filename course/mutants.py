@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from course import build_exercises, engine_file, track
+from course import build_exercises, engine_file, specs, track
 from course.build_exercises import BEGIN, END
 from course.mutants_equivalent import EQUIVALENT
 
@@ -156,7 +156,7 @@ def _alarm(*_):
     raise _TimeOut
 
 
-def judge(task: track.Task, mutated: str, folder: Path) -> str:
+def judge(task: specs.Task, mutated: str, folder: Path) -> str:
     """'caught' or 'survived': the piece's own check on one mutant."""
     path = folder / "my_autograd.py"
     path.write_text(mutated, "utf-8")
@@ -175,7 +175,7 @@ def judge(task: track.Task, mutated: str, folder: Path) -> str:
 def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
     """{piece: {'caught': n, 'equivalent': [...], 'survived': [...]}}, with a table printed."""
     source = engine_file.SOURCE.read_text("utf-8")
-    tasks = [t for t in track._tasks() if not ids or t.id in ids]
+    tasks = [t for t in specs.TASKS if not ids or t.id in ids]
     table = {}
     show(f"{'piece':<6} {'mutants':>7} {'caught':>6} {'equiv.':>6} {'survive':>7} {'caught %':>8}")
     totals = {"caught": 0, "equivalent": [], "survived": []}

@@ -8,10 +8,25 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from course.track import Task
+
+@dataclass
+class Task:
+    """One build-track exercise: where it lives, the programs that check it, and what to say."""
+
+    id: str
+    title: str
+    where: str  # the function(s) the learner fills in
+    programs: list[Callable]
+    hint: str
+    # extra words for a kind of difference ("value", "graph", "raised"...) or for one program,
+    # by its function's name (which wins)
+    advice: dict[str, str] = field(default_factory=dict)
+
 
 X = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]
 W = [[0.2, -0.4], [0.7, 0.1], [-0.3, 0.5]]

@@ -26,7 +26,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +33,10 @@ import numpy as np
 
 from course import engine_file
 from course.check import as_array, verdict
+from course.specs import TASKS, Task
 from mini_autograd.instruments.graph_walk import graph_nodes
 from mini_autograd.instruments.memory import is_tensor
 from mini_autograd.instruments.viz import saved_tensors
-
-
-@dataclass
-class Task:
-    """One build-track exercise: where it lives, the programs that check it, and what to say."""
-
-    id: str
-    title: str
-    where: str  # the function(s) the learner fills in
-    programs: list[Callable]
-    hint: str
-    # extra words for a kind of difference ("value", "graph", "raised"...) or for one program,
-    # by its function's name (which wins)
-    advice: dict[str, str] = field(default_factory=dict)
-
 
 NUMBERING = (
     " (nodes are numbered from the root, node 0, level by level: the order in which the "
@@ -412,7 +397,7 @@ def _blame(task: Task, path: Path, results: dict, first: str) -> tuple[str, str]
     written = set(engine_file.exercise_functions().values()) - set(
         engine_file.stubs(source).values()
     )
-    for other in _tasks():
+    for other in TASKS:
         if other.id in written and other.id != task.id:
             if _run(task, path, answered={other.id})[0] == "done":
                 results.setdefault(("breaks", other.id), []).append(task.id)
@@ -581,14 +566,8 @@ def _advice(task: Task, kind: str, program=None) -> str:
     return (f" {advice}" if advice else "") + f" Hint: {task.hint}"
 
 
-def _tasks():
-    from course.specs import TASKS
-
-    return TASKS
-
-
 def _task(exercise_id: str) -> Task:
-    task = next((t for t in _tasks() if t.id == exercise_id), None)
+    task = next((t for t in TASKS if t.id == exercise_id), None)
     if task is None:
         raise ValueError(f"no build-track exercise {exercise_id}")
     return task
@@ -615,7 +594,7 @@ def check(exercise_id: str, path: Path | None = None) -> bool:
 @verdict
 def check_chapter(chapter: int, path: Path | None = None) -> bool:
     """Check every build-track exercise of one chapter, one line each."""
-    results = [check(t.id, path) for t in _tasks() if t.id.split(".")[0] == str(chapter)]
+    results = [check(t.id, path) for t in TASKS if t.id.split(".")[0] == str(chapter)]
     return all(results)
 
 
@@ -628,7 +607,7 @@ def progress_rows(path: Path | None = None) -> list[tuple[str, str, str]]:
     """Print the progress table; return (exercise, status, message) per exercise."""
     path = path or engine_file.default_path()
     results = {}
-    rows = [(t.id, t.title, *run(t, path, results)) for t in _tasks()]
+    rows = [(t.id, t.title, *run(t, path, results)) for t in TASKS]
     for i, (exercise, title, status, message) in enumerate(rows):
         broken = results.get(("breaks", exercise))
         if status == "done" and broken:

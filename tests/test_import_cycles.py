@@ -1,5 +1,5 @@
-"""mini_autograd's imports point one way: no module imports, even inside a function, a module
-that leads back to it; the core imports nothing outside the core; the instruments import no nn
+"""mini_autograd's and the course's imports point one way: no module imports, even inside a
+function, a module that leads back to it; the core imports nothing outside the core; the instruments import no nn
 or optim; and `ops` imports no nn, optim or instruments."""
 
 import ast
@@ -92,8 +92,11 @@ def _described(group, graph):
     )
 
 
-def test_no_import_cycles():
-    graph = import_graph()
+@pytest.mark.parametrize(
+    "package", [PACKAGE, PACKAGE.parent / "course"], ids=["mini_autograd", "course"]
+)
+def test_no_import_cycles(package):
+    graph = import_graph(package)
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n\n".join(_described(g, graph) for g in found)
 

@@ -559,7 +559,7 @@ def test_the_table_names_a_piece_that_breaks_others(tmp_path, monkeypatch, capsy
         dataclasses.replace(t, programs=[specs.constant_first]) if t.id == "1.1" else t
         for t in TASKS
     ]
-    monkeypatch.setattr(track, "_tasks", lambda: weak)
+    monkeypatch.setattr(track, "TASKS", weak)
     path = variant(
         tmp_path,
         (
