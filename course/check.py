@@ -30,6 +30,8 @@ from unittest import mock
 
 import numpy as np
 
+from mini_autograd.instruments.memory import as_numpy
+
 DEFAULT_HINT = "replace the `raise NotImplementedError(...)` line with your code"
 
 
@@ -153,8 +155,7 @@ def as_array(value: Any) -> np.ndarray | None:
     if isinstance(value, (list, tuple)) and value and all(hasattr(v, "detach") for v in value):
         value = np.stack([as_array(v) for v in value])
     if hasattr(value, "detach"):  # a tensor of torch, mini_autograd or the learner's engine
-        value = value.detach()
-        value = value.cpu().numpy() if hasattr(value, "cpu") else value._data
+        value = as_numpy(value)
     return None if value is None else np.asarray(value, dtype=np.float64)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 import mini_autograd as ma
 from course.check import Feedback, as_array, call, checker, difference, load_torch
-from mini_autograd.core.tensor import Tensor
+from mini_autograd.instruments.memory import as_numpy
 
 # --- 3.4: float16 saved-tensor hooks ------------------------------------------------------------
 
@@ -26,14 +26,14 @@ def _contents(obj):
     """The arrays inside what a pack hook returned (tensors, arrays, containers; bytes as uint8)."""
     if isinstance(obj, (bytes, bytearray)):
         return [np.frombuffer(obj, np.uint8)]
-    if isinstance(obj, (Tensor, np.ndarray)):
-        return [obj._data if isinstance(obj, Tensor) else obj]
+    if isinstance(obj, np.ndarray):
+        return [obj]
     if isinstance(obj, dict):
         obj = list(obj.values())
     if isinstance(obj, (tuple, list)):
         return [a for item in obj for a in _contents(item)]
-    if hasattr(obj, "detach") and hasattr(obj, "numel"):  # a torch tensor
-        return [obj.detach().cpu().numpy()]
+    if hasattr(obj, "detach") and hasattr(obj, "numel"):  # a tensor of torch or mini_autograd
+        return [as_numpy(obj)]
     return []
 
 
@@ -93,7 +93,7 @@ def check_half_hooks(pack, unpack):
         index, packed = ticket
         value = unpack(packed)
         dtype, shape, original, halved, is_smaller = originals[index]
-        if not isinstance(value, Tensor):
+        if not isinstance(value, ma.Tensor):
             raise Feedback(f"unpack returned a {type(value).__name__}; it must return a Tensor.")
         if value.shape != shape:
             raise Feedback(f"unpack returned shape {tuple(value.shape)}, expected {tuple(shape)}.")

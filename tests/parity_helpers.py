@@ -10,6 +10,7 @@ import torch
 
 import mini_autograd as ma
 from mini_autograd.instruments import graph_walk
+from mini_autograd.instruments.memory import as_numpy
 
 LIBS = (torch, ma)
 FREED_MESSAGE = (
@@ -27,11 +28,7 @@ def is_tensor(x):
 
 def to_numpy(t):
     """A float64 numpy copy of a torch or mini_autograd tensor (None stays None)."""
-    if t is None:
-        return None
-    if isinstance(t, torch.Tensor):  # force: torch's second derivatives can be ZeroTensors
-        return np.array(t.detach().numpy(force=True), dtype=np.float64)
-    return np.array(t.detach().numpy(), dtype=np.float64)
+    return None if t is None else np.array(as_numpy(t), dtype=np.float64)
 
 
 def leaves(lib, arrays, requires_grad):

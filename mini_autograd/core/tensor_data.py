@@ -131,9 +131,10 @@ class TensorData:
         """False: mini_autograd tensors live on the CPU."""
         return False
 
-    def numpy(self):
-        """The underlying numpy array (shares memory); refused while it requires grad, outside no_grad."""
-        if self.requires_grad and GradMode.enabled:
+    def numpy(self, *, force=False):
+        """The underlying numpy array (shares memory); refused while it requires grad, outside
+        no_grad, unless `force` (as torch's, which also copies a GPU tensor to the CPU)."""
+        if self.requires_grad and GradMode.enabled and not force:
             raise RuntimeError(errors.NUMPY_OF_REQUIRES_GRAD)
         return self._data
 
