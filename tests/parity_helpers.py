@@ -206,18 +206,18 @@ def derivatives(lib, fn, arrays, requires_grad):
     }
 
 
-def compare_nested(actual, expected, what=""):
+def compare_nested(actual, expected, what="", rtol=1e-7, atol=1e-9):
     """assert_close through dicts and lists of arrays/None; other values with ==."""
     if isinstance(expected, dict):
         assert actual.keys() == expected.keys(), what
         for key in expected:
-            compare_nested(actual[key], expected[key], f"{what}.{key}")
+            compare_nested(actual[key], expected[key], f"{what}.{key}", rtol, atol)
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), f"{what}: {actual!r}"
         for i, (a, e) in enumerate(zip(actual, expected)):
-            compare_nested(a, e, f"{what}[{i}]")
+            compare_nested(a, e, f"{what}[{i}]", rtol, atol)
     elif isinstance(expected, np.ndarray) or isinstance(actual, np.ndarray):
-        assert_close(actual, expected, what)
+        assert_close(actual, expected, what, rtol, atol)
     else:
         assert actual == expected, f"{what}: {actual!r} vs {expected!r}"
 

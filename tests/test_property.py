@@ -12,7 +12,7 @@ import os
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from parity_helpers import LIBS, outcome, to_numpy
+from parity_helpers import LIBS, compare_nested, outcome, to_numpy
 
 import mini_autograd as ma
 
@@ -204,21 +204,6 @@ def evaluate(lib, leaves, requires, steps, seed):
     }
 
 
-def assert_same(actual, expected, path="result"):
-    if isinstance(expected, dict):
-        for key in expected:
-            assert_same(actual[key], expected[key], f"{path}.{key}")
-    elif isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), f"{path}: {actual!r}"
-        for k, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, f"{path}[{k}]")
-    elif isinstance(expected, np.ndarray):
-        assert isinstance(actual, np.ndarray) and actual.shape == expected.shape, path
-        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7, err_msg=path)
-    else:
-        assert actual == expected, f"{path}: {actual!r} vs {expected!r}"
-
-
 # PROPERTY_EXAMPLES=5000 for a longer hunt; the default keeps the test at a few seconds.
 @settings(
     max_examples=int(os.environ.get("PROPERTY_EXAMPLES", 150)),
@@ -231,4 +216,4 @@ def test_random_programs_match_torch(program, seed):
     torch_lib, ma_lib = LIBS
     expected = evaluate(torch_lib, leaves, requires, steps, seed)
     actual = evaluate(ma_lib, leaves, requires, steps, seed)
-    assert_same(actual, expected)
+    compare_nested(actual, expected, "result", rtol=1e-6, atol=1e-7)
