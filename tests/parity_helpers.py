@@ -235,6 +235,23 @@ def f64(lib, data, requires_grad=False):
     return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
 
 
+def square(lib):
+    """x * x as a custom Function of `lib` that saves x for its backward."""
+
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    return Square
+
+
 def tree(x):
     """Tensors as float64 numpy arrays, tuples as lists, through nested containers."""
     if is_tensor(x):

@@ -27,6 +27,7 @@ from parity_helpers import (
     is_tensor,
     outcome,
     same_results,
+    square,
     to_numpy,
     tree,
 )
@@ -467,21 +468,6 @@ def test_setup_context_may_not_save_an_input_returned_as_it_is():
 
 
 # --- ctx -----------------------------------------------------------------------------------
-def square(lib):
-    class Square(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
-
-    return Square
-
-
 def test_saved_tensors_are_freed_by_backward():
     def program(lib):
         class Nothing(lib.autograd.Function):

@@ -24,6 +24,7 @@ from parity_helpers import (
     outcome,
     plain,
     same_on_both,
+    square,
 )
 
 import mini_autograd as ma
@@ -95,19 +96,8 @@ def _hook_on_no_grad_tensor(lib):
 
 
 def _saved_tensors_after_backward(lib):
-    class Square(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
-
     x = f64(lib, [1.0, 2.0], True)
-    y = Square.apply(x)
+    y = square(lib).apply(x)
     y.sum().backward()
     return y.grad_fn.saved_tensors
 
