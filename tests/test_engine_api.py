@@ -269,18 +269,24 @@ def test_a_function_that_no_gradient_reaches_still_runs(materialize):
     assert materialize or ("mul posthook", (None, None), (None,)) in log
 
 
+def once_differentiable_cube(lib):
+    """x**3 with a once_differentiable backward: create_graph gives its gradient an error node."""
+
+    class MyCube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x**3
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, g):
+            return g * 3
+
+    return MyCube
+
+
 def test_an_error_node_that_no_gradient_reaches_still_raises():
     def program(lib):
-        class Cube(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x**3
-
-            @staticmethod
-            @lib.autograd.function.once_differentiable
-            def backward(ctx, g):
-                return g * 3
-
         class Cut(lib.autograd.Function):
             @staticmethod
             def forward(ctx, x):
@@ -291,7 +297,8 @@ def test_an_error_node_that_no_gradient_reaches_still_raises():
                 return None
 
         x = f64(lib, [1.0, 2.0], True)
-        (g,) = lib.autograd.grad(Cube.apply(x), x, f64(lib, [1.0, 1.0], True), create_graph=True)
+        cube = once_differentiable_cube(lib).apply(x)
+        (g,) = lib.autograd.grad(cube, x, f64(lib, [1.0, 1.0], True), create_graph=True)
         return error_of(lambda: Cut.apply(g).sum().backward())
 
     assert same_results(program)[1] is not None
@@ -409,19 +416,9 @@ def test_backward_inputs_runs_hooks_in_torchs_order():
 # --- Node -------------------------------------------------------------------------------------
 def test_node_repr_uses_the_class_name_as_torch():
     def program(lib):
-        class MyCube(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x**3
-
-            @staticmethod
-            @lib.autograd.function.once_differentiable
-            def backward(ctx, g):
-                return g * 3
-
         x = f64(lib, [1.0, 2.0], True)
         y = x * 2
-        cube = MyCube.apply(x)
+        cube = once_differentiable_cube(lib).apply(x)
         (g,) = lib.autograd.grad(cube, x, f64(lib, [1.0, 1.0], True), create_graph=True)
         nodes = [y.grad_fn, y.grad_fn.next_functions[0][0], cube.grad_fn, g.grad_fn]
         return [[shown(n), n.name(), type(n).__name__] for n in nodes] + [
