@@ -1,7 +1,8 @@
-"""Helpers shared by the tests: the one line a check prints, Python run at the root, and the line
-of a function that holds a marker."""
+"""Helpers shared by the tests: the one line a check prints, Python run at the root, the line of
+a function that holds a marker, and what a diagnosis of a freed graph says."""
 
 import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,25 @@ def line_of(fn, marker):
     """The line number of the line of `fn` that contains `marker` (so tests survive edits)."""
     lines, start = inspect.getsourcelines(fn)
     return start + next(i for i, line in enumerate(lines) if marker in line)
+
+
+def fixes(text):
+    """The fixes a diagnosis lists, best first."""
+    return re.findall(r"^  \* (.*)$", text.split("- Fixes, best first:\n")[1], re.MULTILINE)
+
+
+def assert_names_carried_lstm_state(text):
+    """The diagnosis names the seed LSTM's `model.hidden` as a carried state, to detach first."""
+    assert (
+        "They are `model.hidden[0] (its value from the previous iteration)`, "
+        "`model.hidden[1] (its value from the previous iteration)`." in text
+    )
+    assert (
+        "- They are a state carried from one iteration to the next: the loop gives "
+        "`model.hidden[0]`, `model.hidden[1]` a new value in every iteration; their graph goes "
+        "through parameters" in text
+    )
+    detach, reinit, retain = fixes(text)  # ordered for a state: cut it where it is carried
+    assert detach.startswith("detach it where it is carried over: `h = h.detach()`")
+    assert reinit.startswith("or re-initialise it in each iteration")
+    assert retain.startswith("retain_graph=True only if you really need the old graph")

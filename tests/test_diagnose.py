@@ -6,18 +6,13 @@ import pytest
 
 import mini_autograd as ma
 from mini_autograd.core.errors import FREED as FREED_MESSAGE
-from tests.conftest import line_of
+from tests.conftest import assert_names_carried_lstm_state, fixes, line_of
 
 
 def second_backward_error(run):
     with pytest.raises(RuntimeError) as info:
         run()
     return str(info.value)
-
-
-def fixes(text):
-    """The fixes a diagnosis lists, best first."""
-    return re.findall(r"^  \* (.*)$", text.split("- Fixes, best first:\n")[1], re.MULTILINE)
 
 
 def two_losses():
@@ -110,19 +105,7 @@ def test_carried_lstm_hidden_state_is_named():
         f"2 (1, 1, 4) tensors made by StackBackward0 at test_diagnose.py, line {line} (in forward)"
         in text
     )
-    assert (
-        "They are `model.hidden[0] (its value from the previous iteration)`, "
-        "`model.hidden[1] (its value from the previous iteration)`." in text
-    )
-    assert (
-        "- They are a state carried from one iteration to the next: the loop gives "
-        "`model.hidden[0]`, `model.hidden[1]` a new value in every iteration; their graph goes "
-        "through parameters" in text
-    )
-    detach, reinit, retain = fixes(text)  # ordered for a state: cut it where it is carried
-    assert detach.startswith("detach it where it is carried over: `h = h.detach()`")
-    assert reinit.startswith("or re-initialise it in each iteration")
-    assert retain.startswith("retain_graph=True only if you really need the old graph")
+    assert_names_carried_lstm_state(text)
     assert "requires_grad=False" not in text
 
 

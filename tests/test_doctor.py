@@ -18,7 +18,7 @@ import torch
 import mini_autograd as ma
 from course import seeds
 from mini_autograd.instruments import diagnose, torch_doctor
-from tests.conftest import line_of
+from tests.conftest import assert_names_carried_lstm_state, fixes, line_of
 
 SERIES = np.sin(np.linspace(0, 12 * np.pi, 301)).astype(np.float32)
 
@@ -38,11 +38,6 @@ def doctor_text(program, *args):
     text = str(info.value)
     assert text.startswith(plain + "\n\nDiagnosis (mini_autograd doctor):\n"), text
     return text
-
-
-def fixes(text):
-    """The fixes a diagnosis lists, best first."""
-    return re.findall(r"^  \* (.*)$", text.split("- Fixes, best first:\n")[1], re.MULTILINE)
 
 
 def call_lines(text, filename, function):
@@ -141,20 +136,8 @@ def test_lstmpred_carried_hidden_state_is_a_state():
     text = doctor_text(train_lstmpred, False)
     (first, line), (failing, failing_line) = call_lines(text, "test_doctor.py", "train_lstmpred")
     assert failing == first + 1 and line == failing_line == line_of(train_lstmpred, "# backward")
-    assert (
-        "They are `model.hidden[0] (its value from the previous iteration)`, "
-        "`model.hidden[1] (its value from the previous iteration)`." in text
-    )
-    assert (
-        "- They are a state carried from one iteration to the next: the loop gives "
-        "`model.hidden[0]`, `model.hidden[1]` a new value in every iteration; their graph goes "
-        "through parameters" in text
-    )
-    detach, reinit, retain = fixes(text)
-    assert detach.startswith("detach it where it is carried over: `h = h.detach()`")
-    assert "truncated backpropagation through time" in detach
-    assert reinit.startswith("or re-initialise it in each iteration")
-    assert retain.startswith("retain_graph=True only if you really need the old graph")
+    assert_names_carried_lstm_state(text)
+    assert "truncated backpropagation through time" in fixes(text)[0]
     assert "requires_grad=False" not in text
 
 
