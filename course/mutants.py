@@ -182,22 +182,32 @@ def run(ids: list[str] | None = None, show=print) -> dict[str, dict]:
     with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # `x is 0`: a mutant, not a learner's line
         for task in tasks:
-            row = {"caught": 0, "equivalent": [], "survived": []}
-            for description, mutated in mutants(source, task.id):
-                verdict = judge(task, mutated, Path(folder))
-                if verdict == "caught":
-                    row["caught"] += 1
-                elif _equivalent(task.id, description):
-                    row["equivalent"].append(description)
-                else:
-                    row["survived"].append(description)
+            row = _tally(
+                task.id,
+                (
+                    (description, judge(task, mutated, Path(folder)))
+                    for description, mutated in mutants(source, task.id)
+                ),
+            )
             table[task.id] = row
             show(_row(task.id, row))
-            totals["caught"] += row["caught"]
-            totals["equivalent"] += row["equivalent"]
-            totals["survived"] += row["survived"]
+            for key in totals:
+                totals[key] += row[key]
     show(_row("all", totals) + "  (caught % counts the non-equivalent mutants)")
     return table
+
+
+def _tally(piece: str, verdicts) -> dict:
+    """{'caught': n, 'equivalent': [...], 'survived': [...]} from (description, verdict) pairs."""
+    row = {"caught": 0, "equivalent": [], "survived": []}
+    for description, verdict in verdicts:
+        if verdict == "caught":
+            row["caught"] += 1
+        elif _equivalent(piece, description):
+            row["equivalent"].append(description)
+        else:
+            row["survived"].append(description)
+    return row
 
 
 def _row(label: str, row: dict) -> str:
@@ -371,16 +381,9 @@ def run_notebooks(ids: list[str] | None = None, show=print) -> dict[str, dict]:
             cell = exercise.cells[exercise.region]
             changed = list(mutants(cell, exercise.id))
             answer, *verdicts = _verdicts(exercise, [cell] + [m for _, m in changed])
-            row = {"caught": 0, "equivalent": [], "survived": []}
+            row = _tally(exercise.id, zip([d for d, _ in changed], verdicts))
             if answer != "survived":
                 row["error"] = "the answer itself does not pass its check"
-            for (description, _), verdict in zip(changed, verdicts):
-                if verdict == "caught":
-                    row["caught"] += 1
-                elif _equivalent(exercise.id, description):
-                    row["equivalent"].append(description)
-                else:
-                    row["survived"].append(description)
             table[exercise.id] = row
             show(_row(exercise.id, row) + (f"  ({row['error']})" if "error" in row else ""))
             for key in totals:
