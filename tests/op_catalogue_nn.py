@@ -142,24 +142,19 @@ def const(lib, array):
 
 
 REDUCTIONS = ("mean", "sum", "none")
+PAIRED_LOSSES = {  # id: (the function of F, its input), each compared with TARGET
+    "mse_loss": ("mse_loss", X),
+    "l1_loss": ("l1_loss", X),
+    "bce": ("binary_cross_entropy", PROBS),
+    "bce_with_logits": ("binary_cross_entropy_with_logits", X),
+}
 LOSSES = {}  # id: (fn(lib, *float leaves), float arrays)
 for red in REDUCTIONS:
-    LOSSES[f"mse_loss-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).mse_loss(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"l1_loss-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).l1_loss(x, t, reduction=r),
-        [X, TARGET],
-    )
-    LOSSES[f"bce-{red}"] = (
-        lambda lib, p, t, r=red: F(lib).binary_cross_entropy(p, t, reduction=r),
-        [PROBS, TARGET],
-    )
-    LOSSES[f"bce_with_logits-{red}"] = (
-        lambda lib, x, t, r=red: F(lib).binary_cross_entropy_with_logits(x, t, reduction=r),
-        [X, TARGET],
-    )
+    for key, (name, first) in PAIRED_LOSSES.items():
+        LOSSES[f"{key}-{red}"] = (
+            lambda lib, x, t, r=red, name=name: getattr(F(lib), name)(x, t, reduction=r),
+            [first, TARGET],
+        )
     LOSSES[f"cross_entropy-{red}"] = (
         lambda lib, x, r=red: F(lib).cross_entropy(x, const(lib, LABELS), reduction=r),
         [X],
