@@ -203,12 +203,16 @@ def _chain(lib):
     return x, y.sum()
 
 
-def diamond_counts(lib, see):
-    """a diamond: one tensor feeds two branches that meet again"""
-    _, loss = _diamond(lib)
+def _see_counts(see, loss):
+    """Show the dependency counts of the graph behind `loss`."""
     see.counts(
         "the dependency counts", see.engine.compute_dependencies([loss.grad_fn]), [loss.grad_fn]
     )
+
+
+def diamond_counts(lib, see):
+    """a diamond: one tensor feeds two branches that meet again"""
+    _see_counts(see, _diamond(lib)[1])
 
 
 def diamond_backward(lib, see):
@@ -220,10 +224,7 @@ def diamond_backward(lib, see):
 
 def deep_counts(lib, see):
     """the counts of a chain of 3,000 operations (deeper than Python's recursion limit)"""
-    _, loss = _chain(lib)
-    see.counts(
-        "the dependency counts", see.engine.compute_dependencies([loss.grad_fn]), [loss.grad_fn]
-    )
+    _see_counts(see, _chain(lib)[1])
 
 
 def deep_backward(lib, see):
