@@ -374,24 +374,28 @@ def test_lenet_tutorial_prints_what_torch_prints():
 
 # --- errors ---------------------------------------------------------------------------------------
 X = (1, 3, 32, 32)
+
+
+def conv2d_call(weight=(6, 3, 5, 5), **options):
+    """F.conv2d of zeros of shape X, with zero weights of shape `weight`."""
+    return lambda lib: F(lib).conv2d(lib.zeros(*X), lib.zeros(*weight), **options)
+
+
+def on_8x8(name, *args, **options):
+    """F.<name> of zeros of shape (1, 3, 8, 8)."""
+    return lambda lib: getattr(F(lib), name)(lib.zeros(1, 3, 8, 8), *args, **options)
+
+
 ERRORS = {
-    "conv2d: channels": lambda lib: F(lib).conv2d(lib.zeros(*X), lib.zeros(6, 1, 5, 5)),
-    "conv2d: channels with groups": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 2, 5, 5), groups=2
-    ),
-    "conv2d: weight not divisible by groups": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(7, 1, 5, 5), groups=3
-    ),
-    "conv2d: fewer weights than groups": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(2, 1, 5, 5), groups=3
-    ),
-    "conv2d: 3-D weight": lambda lib: F(lib).conv2d(lib.zeros(*X), lib.zeros(6, 3, 5)),
+    "conv2d: channels": conv2d_call((6, 1, 5, 5)),
+    "conv2d: channels with groups": conv2d_call((6, 2, 5, 5), groups=2),
+    "conv2d: weight not divisible by groups": conv2d_call((7, 1, 5, 5), groups=3),
+    "conv2d: fewer weights than groups": conv2d_call((2, 1, 5, 5), groups=3),
+    "conv2d: 3-D weight": conv2d_call((6, 3, 5)),
     "conv2d: 2-D input": lambda lib: F(lib).conv2d(lib.zeros(32, 32), lib.zeros(6, 3, 5, 5)),
     "conv1d: 4-D weight": lambda lib: F(lib).conv1d(lib.zeros(2, 3, 8), lib.zeros(6, 3, 5, 5)),
     "conv1d: 4-D input": lambda lib: F(lib).conv1d(lib.zeros(*X), lib.zeros(6, 3, 5)),
-    "conv2d: kernel larger than input": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 40, 40)
-    ),
+    "conv2d: kernel larger than input": conv2d_call((6, 3, 40, 40)),
     "conv1d: kernel larger than input": lambda lib: F(lib).conv1d(
         lib.zeros(2, 3, 4), lib.zeros(6, 3, 5), padding=0
     ),
@@ -404,30 +408,14 @@ ERRORS = {
     "conv2d: weight dtype": lambda lib: F(lib).conv2d(
         lib.zeros(*X), lib.zeros(6, 3, 5, 5, dtype=lib.float64)
     ),
-    "conv2d: same with stride": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), stride=2, padding="same"
-    ),
-    "conv2d: bad padding string": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), padding="full"
-    ),
-    "conv2d: negative padding": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), padding=-1
-    ),
-    "conv2d: zero stride": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), stride=0
-    ),
-    "conv2d: zero dilation": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), dilation=0
-    ),
-    "conv2d: zero groups": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), groups=0
-    ),
-    "conv2d: three strides": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), stride=(1, 1, 1)
-    ),
-    "conv2d: three paddings": lambda lib: F(lib).conv2d(
-        lib.zeros(*X), lib.zeros(6, 3, 5, 5), padding=(1, 2, 3)
-    ),
+    "conv2d: same with stride": conv2d_call(stride=2, padding="same"),
+    "conv2d: bad padding string": conv2d_call(padding="full"),
+    "conv2d: negative padding": conv2d_call(padding=-1),
+    "conv2d: zero stride": conv2d_call(stride=0),
+    "conv2d: zero dilation": conv2d_call(dilation=0),
+    "conv2d: zero groups": conv2d_call(groups=0),
+    "conv2d: three strides": conv2d_call(stride=(1, 1, 1)),
+    "conv2d: three paddings": conv2d_call(padding=(1, 2, 3)),
     "Conv2d: input channels": lambda lib: lib.nn.Conv2d(4, 6, 5)(lib.zeros(1, 3, 8, 8)),
     "Conv2d: groups and in_channels": lambda lib: lib.nn.Conv2d(3, 6, 5, groups=2),
     "Conv2d: groups and out_channels": lambda lib: lib.nn.Conv2d(4, 6, 5, groups=4),
@@ -436,55 +424,33 @@ ERRORS = {
     "Conv2d: same with stride": lambda lib: lib.nn.Conv2d(4, 6, 5, padding="same", stride=2),
     "Conv2d: bad padding_mode": lambda lib: lib.nn.Conv2d(4, 6, 5, padding_mode="zero"),
     "max_pool2d: output too small": lambda lib: F(lib).max_pool2d(lib.zeros(1, 3, 2, 2), 3),
-    "max_pool2d: padding over half the kernel": lambda lib: F(lib).max_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, padding=2
-    ),
-    "max_pool2d: negative padding": lambda lib: F(lib).max_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, padding=-1
-    ),
+    "max_pool2d: padding over half the kernel": on_8x8("max_pool2d", 2, padding=2),
+    "max_pool2d: negative padding": on_8x8("max_pool2d", 2, padding=-1),
     "max_pool2d: 2-D input": lambda lib: F(lib).max_pool2d(lib.zeros(3, 8), 2),
-    "max_pool2d: zero kernel": lambda lib: F(lib).max_pool2d(lib.zeros(1, 3, 8, 8), 0),
-    "max_pool2d: zero stride": lambda lib: F(lib).max_pool2d(lib.zeros(1, 3, 8, 8), 2, 0),
-    "max_pool2d: zero dilation": lambda lib: F(lib).max_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, dilation=0
-    ),
-    "max_pool2d: three kernel sizes": lambda lib: F(lib).max_pool2d(
-        lib.zeros(1, 3, 8, 8), (2, 2, 2)
-    ),
-    "max_pool2d: three strides": lambda lib: F(lib).max_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, stride=(1, 1, 1)
-    ),
-    "max_pool2d: three dilations": lambda lib: F(lib).max_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, dilation=(1, 1, 1)
-    ),
+    "max_pool2d: zero kernel": on_8x8("max_pool2d", 0),
+    "max_pool2d: zero stride": on_8x8("max_pool2d", 2, 0),
+    "max_pool2d: zero dilation": on_8x8("max_pool2d", 2, dilation=0),
+    "max_pool2d: three kernel sizes": on_8x8("max_pool2d", (2, 2, 2)),
+    "max_pool2d: three strides": on_8x8("max_pool2d", 2, stride=(1, 1, 1)),
+    "max_pool2d: three dilations": on_8x8("max_pool2d", 2, dilation=(1, 1, 1)),
     "max_pool1d: 1-D input": lambda lib: F(lib).max_pool1d(lib.zeros(8), 2),
     "avg_pool2d: output too small": lambda lib: F(lib).avg_pool2d(lib.zeros(1, 3, 2, 2), 3),
-    "avg_pool2d: padding over half the kernel": lambda lib: F(lib).avg_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, padding=2
-    ),
+    "avg_pool2d: padding over half the kernel": on_8x8("avg_pool2d", 2, padding=2),
     "avg_pool2d: 2-D input": lambda lib: F(lib).avg_pool2d(lib.zeros(3, 8), 2),
-    "avg_pool2d: zero divisor": lambda lib: F(lib).avg_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, divisor_override=0
-    ),
-    "avg_pool2d: three paddings": lambda lib: F(lib).avg_pool2d(
-        lib.zeros(1, 3, 8, 8), 2, padding=(1, 1, 1)
-    ),
+    "avg_pool2d: zero divisor": on_8x8("avg_pool2d", 2, divisor_override=0),
+    "avg_pool2d: three paddings": on_8x8("avg_pool2d", 2, padding=(1, 1, 1)),
     "avg_pool1d: 1-D input": lambda lib: F(lib).avg_pool1d(lib.zeros(8), 2),
     "adaptive_avg_pool2d: 2-D input": lambda lib: F(lib).adaptive_avg_pool2d(lib.zeros(3, 8), 2),
     "adaptive_avg_pool2d: 1-D input, tuple": lambda lib: F(lib).adaptive_avg_pool2d(
         lib.zeros(8), (2, None)
     ),
-    "adaptive_avg_pool2d: three sizes": lambda lib: F(lib).adaptive_avg_pool2d(
-        lib.zeros(1, 3, 8, 8), (2, 2, 2)
-    ),
-    "adaptive_avg_pool2d: negative size": lambda lib: F(lib).adaptive_avg_pool2d(
-        lib.zeros(1, 3, 8, 8), (-1, 2)
-    ),
+    "adaptive_avg_pool2d: three sizes": on_8x8("adaptive_avg_pool2d", (2, 2, 2)),
+    "adaptive_avg_pool2d: negative size": on_8x8("adaptive_avg_pool2d", (-1, 2)),
     "adaptive_avg_pool2d: integers": lambda lib: F(lib).adaptive_avg_pool2d(
         lib.zeros(1, 3, 8, 8, dtype=lib.int64), 2
     ),
     "Dropout2d: p out of range": lambda lib: lib.nn.Dropout2d(1.5),
-    "dropout2d: p out of range": lambda lib: F(lib).dropout2d(lib.zeros(1, 3, 8, 8), -0.1),
+    "dropout2d: p out of range": on_8x8("dropout2d", -0.1),
 }
 
 
