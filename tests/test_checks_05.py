@@ -66,9 +66,7 @@ def test_hvp_accepts_the_solution(one_line):
 )
 def test_hvp_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hvp(wrong)
-    line = one_line()
-    assert line.startswith("Exercise 5.2: ")
-    assert expected in line
+    assert expected in one_line("Exercise 5.2: ")
 
 
 # --- 5.3 ---------------------------------------------------------------------------------------
@@ -152,9 +150,7 @@ def test_gradient_penalty_accepts_the_solution(one_line):
 )
 def test_gradient_penalty_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_gradient_penalty(wrong)
-    line = one_line()
-    assert line.startswith("Exercise 5.3: ")
-    assert expected in line
+    assert expected in one_line("Exercise 5.3: ")
 
 
 # --- 5.4 ---------------------------------------------------------------------------------------
@@ -202,6 +198,4 @@ def test_hessian_accepts_the_solution(one_line):
 )
 def test_hessian_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hessian(wrong)
-    line = one_line()
-    assert line.startswith("Exercise 5.4: ")
-    assert expected in line
+    assert expected in one_line("Exercise 5.4: ")

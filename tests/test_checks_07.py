@@ -93,8 +93,8 @@ def test_chunks_accepts_the_solution(one_line):
 )
 def test_chunks_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_chunks(wrong)
-    out = one_line()
-    assert out.startswith("Exercise 7.1: ") and words in out, out
+    out = one_line("Exercise 7.1: ")
+    assert words in out, out
     assert "Traceback" not in out
 
 
@@ -213,8 +213,7 @@ def test_train_chunk_accepts_the_solution(one_line):
 )
 def test_train_chunk_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_train_chunk(wrong, CHARS)
-    out = one_line()
-    assert out.startswith("Exercise 7.2: ") and words in out, out
+    assert words in one_line("Exercise 7.2: ")
 
 
 def test_train_chunk_explains_the_freed_graph_error():
@@ -327,8 +326,7 @@ def test_sample_accepts_the_solution(one_line):
 )
 def test_sample_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_sample(wrong, CHARS)
-    out = one_line()
-    assert out.startswith("Exercise 7.3: ") and words in out, out
+    assert words in one_line("Exercise 7.3: ")
 
 
 # --- 7.4 ----------------------------------------------------------------------------------------
@@ -376,8 +374,7 @@ def test_perplexity_notes_a_tensor(one_line):
 )
 def test_perplexity_explains_mistakes(one_line, wrong, words):
     assert not checks_07.check_perplexity(wrong, CHARS)
-    out = one_line()
-    assert out.startswith("Exercise 7.4: ") and words in out, out
+    assert words in one_line("Exercise 7.4: ")
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,8 @@ def test_linking_tensor_accepts_the_doctors_name(one_line, answer):
 )
 def test_linking_tensor_explains_wrong_names(one_line, answer, expected):
     assert not check_linking_tensor(lambda: answer)
-    line = one_line()
-    assert line.startswith("Exercise 8.1: ") and expected in line, line
+    line = one_line("Exercise 8.1: ")
+    assert expected in line, line
     assert "correct" not in line
 
 
@@ -203,16 +203,16 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
 )
 def test_fixed_loop_explains_wrong_fixes(one_line, mistake, expected):
     assert not check_fixed_loop(variant(mistake))
-    line = one_line()
-    assert line.startswith("Exercise 8.2: ") and expected in line, line
+    line = one_line("Exercise 8.2: ")
+    assert expected in line, line
     assert "correct" not in line and "Traceback" not in line
 
 
 def test_fixed_loop_other_numbers_and_exceptions(one_line):
     assert not check_fixed_loop(variant("detach", lr=0.1))
-    line = one_line()
-    assert line.startswith("Exercise 8.2: the loss of step 1 is ")
-    assert "keep the loop as it was (model, data, lr, smooth" in line
+    assert "keep the loop as it was (model, data, lr, smooth" in one_line(
+        "Exercise 8.2: the loss of step 1 is "
+    )
 
     def planted(xs, ys, model):
         raise ValueError("a planted bug")
