@@ -49,6 +49,14 @@ def two_losses_summed(lib):
     return x.grad.numpy().copy()
 
 
+def sgd_step(lib, params, lr=0.1):
+    """One plain SGD step, then the gradients zeroed."""
+    with lib.no_grad():
+        for p in params:
+            p -= lr * p.grad
+            p.grad.zero_()
+
+
 def regression(lib, fix, epochs=3):
     """Seed 2: the target is computed, outside the loop, from an input that requires grad."""
     x = lib.tensor(DATA, requires_grad=fix != "input without grad")
@@ -64,10 +72,7 @@ def regression(lib, fix, epochs=3):
     for _ in range(epochs):
         loss = ((x[:70] @ w + b - y[:70]) ** 2).mean()
         loss.backward()
-        with lib.no_grad():
-            for p in (w, b):
-                p -= 0.1 * p.grad
-                p.grad.zero_()
+        sgd_step(lib, (w, b))
         losses.append(loss.item())
     return losses
 
@@ -86,10 +91,7 @@ def rnn_loop(lib, fix, steps=3):
             h = (lib.tensor(SEQ[t]) @ w_ih.t() + h @ w_hh.t()).tanh()
         loss = (h * h).mean()
         loss.backward()
-        with lib.no_grad():
-            for p in (w_ih, w_hh):
-                p -= 0.1 * p.grad
-                p.grad.zero_()
+        sgd_step(lib, (w_ih, w_hh))
         losses.append(loss.item())
     return losses
 
