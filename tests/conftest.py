@@ -61,3 +61,13 @@ def assert_names_carried_lstm_state(text):
     assert detach.startswith("detach it where it is carried over: `h = h.detach()`")
     assert reinit.startswith("or re-initialise it in each iteration")
     assert retain.startswith("retain_graph=True only if you really need the old graph")
+
+
+def assert_previous_is_a_carried_state(text):
+    """The diagnosis names `previous` as a state carried into the next iteration, to detach."""
+    assert "It is `previous`." in text
+    assert (
+        "- It is a state carried from one iteration to the next: the loop gives `previous` a new "
+        "value in every iteration; its graph goes through parameters" in text
+    )
+    assert fixes(text)[0].startswith("detach it where it is carried over")

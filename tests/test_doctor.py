@@ -18,7 +18,12 @@ import torch
 import mini_autograd as ma
 from course import seeds
 from mini_autograd.instruments import diagnose, torch_doctor
-from tests.conftest import assert_names_carried_lstm_state, fixes, line_of
+from tests.conftest import (
+    assert_names_carried_lstm_state,
+    assert_previous_is_a_carried_state,
+    fixes,
+    line_of,
+)
 
 SERIES = np.sin(np.linspace(0, 12 * np.pi, 301)).astype(np.float32)
 
@@ -604,11 +609,7 @@ def smoothness_penalty(steps=2):
 def test_a_variable_given_each_iterations_new_value_is_a_state():
     text = doctor_text(smoothness_penalty)
     assert "previous one. It is `previous`." in text
-    assert (
-        "- It is a state carried from one iteration to the next: the loop gives `previous` a new "
-        "value in every iteration; its graph goes through parameters" in text
-    )
-    assert fixes(text)[0].startswith("detach it where it is carried over")
+    assert_previous_is_a_carried_state(text)
 
 
 class Scale(torch.autograd.Function):
