@@ -17,6 +17,8 @@ EQUIVALENT: list[tuple[str, str, str]] = [
      "the version counter is a one-element list: [-1] is the same element as [0]"),
     ("3.5", "`self._version_counter[0] += 1` at `0`: constant - 1",
      "the version counter is a one-element list: [-1] is the same element as [0]"),
+    ("2.8", "`variable.grad._version_counter[0] += 1` at `0`: constant - 1",
+     "the version counter is a one-element list: [-1] is the same element as [0]"),
     *(
         ("5.6", change, "the walk may reach a node again: `leads` is a set, so the nodes found "
          "are the same; only the work grows (exponentially on a ladder of diamonds)")

@@ -166,6 +166,10 @@ def mul_twice_differentiated(lib, see):
     (gx,) = lib.autograd.grad((x * w * x).sum(), x, create_graph=True)
     see("d(x * w * x)/dx", gx)
     see("d(sum of that)/dw", lib.autograd.grad(gx.sum(), w))
+    v = leaf(lib, [ROW])  # (1, 3): broadcast along its dimension of size 1
+    (gv,) = lib.autograd.grad((x * v * x).sum(), v, create_graph=True)
+    see("d(x * v * x)/dv, v of shape (1, 3)", gv)
+    see("d(sum of that)/dx", lib.autograd.grad(gv.sum(), x))
 
 
 def mul_with_constant(lib, see):
@@ -405,6 +409,14 @@ def nested_hooks(lib, see):
 
 def hooks_as_a_block(lib, see):
     """saved_tensors_hooks: an error inside goes on up; a node keeps what pack made, not the tensor"""
+    packed = []
+    counting = lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t)
+    x = leaf(lib, [1.0, 2.0])
+    with counting:
+        inside = x * x
+    after = x * x
+    see("pack calls for x * x inside the block, then x * x after it", len(packed))
+    del inside, after
     copies = lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t)
     came_through = False
     try:
@@ -413,7 +425,6 @@ def hooks_as_a_block(lib, see):
     except KeyError:
         came_through = True
     see("an error inside saved_tensors_hooks goes on up", came_through)
-    x = leaf(lib, [1.0, 2.0])
     with copies:
         y = x * 2
         z = y * y  # saves two packed copies of y, not y
@@ -444,6 +455,71 @@ def saved_output_without_a_cycle(lib, see):
         see("y is freed as soon as its last name goes", alive() is None)
     finally:
         gc.enable()
+
+
+def post_hook_sees_tuples(lib, see):
+    """a node's post-hook is given its gradients as tuples, as every node returns them"""
+    x, w = leaf(lib, ROW), leaf(lib, ROW)
+    given = []
+    y = x * w
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: given.append(grad_inputs))
+    y.sum().backward()
+    see("the grad_inputs of x * w, given to a post-hook, are a tuple", isinstance(given[0], tuple))
+
+
+def root_below_another_root(lib, see):
+    """backward from two roots, one of them computed from the other"""
+    x = leaf(lib, [1.0, 2.0])
+    y = (x * x).sum()
+    z = y * 3
+    lib.autograd.backward([z, y])
+    see("x.grad after backward([z, y]), z = y * 3", x.grad)
+    y = (x * x).sum()
+    see("grad([y, y * 3], x), one root below the other", lib.autograd.grad([y, y * 3], [x]))
+
+
+def retained_grad_is_its_own(lib, see):
+    """a retained gradient is the tensor's own: changing the gradient handed to backward later
+    does not change it"""
+    x = leaf(lib, [1.0, 2.0])
+    z = x * 2
+    z.retain_grad()
+    start = lib.tensor([1.0, 1.0])
+    z.backward(start)
+    start.mul_(5)
+    see("z.grad after the gradient given to backward was multiplied by 5", z.grad)
+
+
+def accumulation_is_in_place(lib, see):
+    """adding into .grad changes it in place: its version goes up, as with any in-place change"""
+    x, w = leaf(lib), leaf(lib)
+    loss = (x * 3).sum()
+    loss.backward(retain_graph=True)
+    y = (w * x.grad).sum()  # saves x.grad, for w's gradient
+    loss.backward(retain_graph=True)
+    loss.backward()
+    see("x.grad._version after the third backward", x.grad._version)
+    see.error("y.backward(), y saved x.grad before two more backward calls", lambda: y.backward())
+
+
+def saved_output_shares_memory(lib, see):
+    """a node keeps its output's own memory: a change made through .data (unversioned) shows"""
+    x = leaf(lib, [0.0, 1.0])
+    y = x.exp()
+    y.data.add_(1)  # .data shares the memory but not the version counter
+    y.sum().backward()
+    see("x.grad after y.data.add_(1), y = x.exp()", x.grad)
+
+
+def in_place_under_no_grad(lib, see):
+    """an in-place operation under no_grad records nothing, and the tensor keeps its history"""
+    x = leaf(lib, [1.0, 2.0])
+    y = x * 2
+    with lib.no_grad():
+        y.add_(1)
+    see("y.requires_grad after y.add_(1) under no_grad", y.requires_grad)
+    (y * y).sum().backward()
+    see("x.grad", x.grad)
 
 
 # --- Chapter 04: freeing ----------------------------------------------------------------------
@@ -565,13 +641,14 @@ def rnn_sequence(lib, see):
     """an Elman RNN over 5 steps, its hidden state carried from step to step"""
     w_ih, w_hh = lib.tensor(W_IH, requires_grad=True), lib.tensor(W_HH, requires_grad=True)
     b_ih, b_hh = lib.tensor(B_IH, requires_grad=True), lib.tensor(B_HH, requires_grad=True)
-    xs = lib.tensor(np.linspace(-1, 1, 45, dtype=np.float32).reshape(5, 3, 3))
+    xs = np.linspace(-1, 1, 45, dtype=np.float32).reshape(5, 3, 3)
+    xs = lib.tensor(xs, requires_grad=True)  # as under a stacked RNN, or an embedding
     h = lib.zeros(3, 4)
     for t in range(5):
         h = lib.rnn_tanh_cell(xs[t], h, w_ih, w_hh, b_ih, b_hh)
     see("the last hidden state", h)
     (h * h).sum().backward()
-    for name, p in [("w_ih", w_ih), ("w_hh", w_hh), ("b_ih", b_ih), ("b_hh", b_hh)]:
+    for name, p in [("w_ih", w_ih), ("w_hh", w_hh), ("b_ih", b_ih), ("b_hh", b_hh), ("xs", xs)]:
         see(f"{name}.grad", p.grad)
 
 
@@ -1089,7 +1166,7 @@ TASKS = [
 ),
     Task("1.2", "recording an operation", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, constant_first, mul_broadcast, version_errors],
          hint="record only when grad mode is on and at least one input (any of them, not only the first) requires grad; the node gets one edge per input, its settings, its saved values (skip the None ones), and the result points back at it; a saved result is the node's own output (is_output), so that its version error names this node",
-         advice={"value": "Record exactly when grad mode is on and some input, in any position, requires grad."}),
+         advice={name: "Record exactly when grad mode is on and some input, in any position, requires grad." for name in ("constants_and_no_grad", "numbers_as_inputs", "constant_first")}),
     Task("1.3", "detach", "detach", [detach_shares_memory],
          hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
     Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad],
@@ -1098,22 +1175,28 @@ TASKS = [
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
-    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks],
+    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks, post_hook_sees_tuples],
          hint="each input's gradient is g times the other input, summed back to the input's own shape; an input that needs no gradient gets None (its partner was not even saved)",
-         advice={"raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
+         advice={"post_hook_sees_tuples": "A node's apply returns its gradients as a tuple, one per input, even when a list would do: the engine hands that very object to the node's post-hooks, and PyTorch's hooks get tuples.",
+                 "raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
     Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
          hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it"),
     Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
          hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them; a mean divides g by how many elements each output averaged: the product of the sizes of the reduced dimensions"),
-    Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts],
-         hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator"),
-    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [hooks_and_retain_grad, retain_grad_rules, diamond_backward, branches_and_order, deep_backward, freed_after_backward, tensor_hook, node_hooks, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, one_buffer_three_gradients],
+    Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root],
+         hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator",
+         advice={"root_below_another_root": "A root can also be reached from another root (z = y * 3, both given): it is still one node, whose edges are counted once, so a root counts as visited from the start; walked twice, the nodes below it wait for gradients that never come."}),
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
+                 "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
+                 "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
+                 "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), and outside create_graph PyTorch keeps a copy.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
-    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls],
+    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place],
          hint="the first gradient becomes .grad as memory of its own (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
-         advice={"accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: a first .grad that is that tensor's memory, not a copy, is changed by the other leaf's additions too. PyTorch copies a first gradient that something else holds."}),
+         advice={"accumulation_is_in_place": "Adding into .grad's memory is an in-place change like any other: it bumps .grad's version, so that a graph that saved the old .grad refuses to use the new values.",
+                 "accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: a first .grad that is that tensor's memory, not a copy, is changed by the other leaf's additions too. PyTorch copies a first gradient that something else holds."}),
     Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast],
          hint="the gradient of one input needs the other input, so an input is saved only when its partner requires grad",
          advice={"graph": "Save an input only if the other input requires grad: that is the only formula that reads it."}),
@@ -1121,18 +1204,21 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, pack_hooks, in_place_on_a_copy, hooks_as_a_block, nested_hooks, saved_output_without_a_cycle],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
          advice={"saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
+                 "saved_output_shares_memory": "A node's own output is kept as that output's memory, not a copy of it: a change through .data (which no version counter sees) shows in the gradient, as in PyTorch, and a copy would double the memory the graph holds.",
+                 "hooks_as_a_block": "Leaving the block takes its pair of hooks off again: only what is saved inside the block is packed, and an error raised inside goes on up.",
                  "in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
-    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf],
+    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf, in_place_under_no_grad],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
-         advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions."}),
+         advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions. After an in-place operation the node that made the tensor is that operation's own node, which must become the tensor's grad_fn; the check names it for an input, and the saving node for the node's own output.",
+                 "in_place_under_no_grad": "Under no_grad an in-place operation records nothing, and the tensor keeps the history it had: only a recorded operation gives it a new grad_fn."}),
     Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle],
          hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one; a node's own output comes back as a tensor whose grad_fn is that node, since the node kept only its memory",
          advice={"saved_output_without_a_cycle": "A node's own output was kept without the node (it would be a cycle): reading it back makes a tensor of that memory whose grad_fn is the node unpack is given, requiring grad and sharing the saved version counter.",
-                 "freed_after_backward": "A freed saved tensor must drop its value, not only be marked: the memory is what retain_graph is about."}),
+                 "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],

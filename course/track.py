@@ -248,8 +248,9 @@ def _graph_difference(label, mine, theirs) -> str | None:
     if accumulators[0] > accumulators[1]:
         return (
             f"{label} has {accumulators[0]} AccumulateGrad nodes; PyTorch's has "
-            f"{accumulators[1]}: a leaf used more than once must send every gradient to its one "
-            "accumulator, made the first time and reused"
+            f"{accumulators[1]}: only a leaf that requires grad has an accumulator, one, made the "
+            "first time it is used and reused after; a tensor made by an operation sends its "
+            "gradient to its grad_fn, and a constant sends none"
         )
     for i, (node_mine, node_theirs) in enumerate(zip(mine, theirs)):
         if node_mine[0] != node_theirs[0]:
@@ -522,7 +523,7 @@ def _guarded(name: str, apply: Callable, engine) -> Callable:
     def checked(node, *grads):
         out = apply(node, *grads)
         inputs = len(node.next_functions)
-        if not isinstance(out, (tuple, list)):
+        if not isinstance(out, tuple):
             got = "None (a missing return?)" if out is None else f"a {type(out).__name__}"
             raise _FormulaMistake(
                 f"{name}.apply returned {got}, not a tuple: return one gradient per input, "
@@ -535,8 +536,9 @@ def _guarded(name: str, apply: Callable, engine) -> Callable:
                 if edge is not None and is_tensor(grad) and not grad.requires_grad:
                     raise _FormulaMistake(
                         f"under create_graph, {name}.apply returned a gradient outside the graph: "
-                        "it was computed on numpy arrays (`._data`), which autograd cannot "
-                        "differentiate again; write the formula with tensor operations"
+                        "it was computed on numpy arrays (`._data`), or on a saved value read "
+                        "without the node's saved(), and autograd cannot differentiate it again; "
+                        "write the formula with tensor operations on what saved() gives back"
                     )
         return out
 

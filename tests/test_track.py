@@ -105,6 +105,62 @@ def test_a_crash_names_the_learners_line(tmp_path):
 # Among them, every wrong answer that issue #24 found passing: (piece, [(old, new)], words).
 
 MISTAKES = {
+    # Wrong answers a learner trying the track wrote, each of which once passed every check.
+    "2.1 the size-1 dimensions summed on the numpy array": (
+        "2.1",
+        [("    return grad.sum(dim=tuple(dims), keepdim=True).reshape(shape)\n", "    leading = [d for d in dims if d < extra]\n    if leading:\n        grad = grad.sum(dim=tuple(leading), keepdim=True)\n    return Tensor(grad._data.sum(axis=tuple(d for d in dims if d >= extra), keepdims=True)).reshape(shape)\n")],
+        "_sum_to returned a gradient outside the graph",
+    ),
+    "2.2 gradients returned in a list": (
+        "2.2",
+        [('            grad_other = _sum_to(g * self.saved("self"), self._shapes[1])\n        return grad_self, grad_other\n', '            grad_other = _sum_to(g * self.saved("self"), self._shapes[1])\n        return [grad_self, grad_other]\n')],
+        "returned a list, not a tuple",
+    ),
+    "2.6 the roots not marked as visited": (
+        "2.6",
+        [("    seen = set(stack)\n", "    seen = set()\n")],
+        "counts as visited from the start",
+    ),
+    "2.7 retain_grad keeps the arriving gradient itself": (
+        "2.7",
+        [("        if self.grad is None and not _GradMode.enabled:\n            grad = Tensor(grad._data.copy())\n", "")],
+        "must be the tensor's own",
+    ),
+    "2.7 the buffer overwritten instead of added to": (
+        "2.7",
+        [("                buffers[next_node] = grad if next_node not in buffers else buffers[next_node] + grad\n", "                buffers[next_node] = grad\n")],
+        "added up in its buffer",
+    ),
+    "2.8 accumulation without a version bump": (
+        "2.8",
+        [("            variable.grad._version_counter[0] += 1\n", "")],
+        "bumps .grad's version",
+    ),
+    "3.3 the output's memory copied": (
+        "3.3",
+        [("        self.value = Tensor(tensor._data) if is_output else tensor", "        self.value = Tensor(tensor._data.copy()) if is_output else tensor")],
+        "not a copy of it",
+    ),
+    "3.3 the hooks left on after the block": (
+        "3.3",
+        [("    def __exit__(self, *exc_info):\n        _hook_stack.pop()\n", "    def __exit__(self, *exc_info):\n        pass\n")],
+        "takes its pair of hooks off",
+    ),
+    "3.5 an in-place operation under no_grad drops the history": (
+        "3.5",
+        [("    if recorded is not None and recorded.grad_fn is not None:\n        self.grad_fn, self.requires_grad = recorded.grad_fn, True\n", "    if recorded is not None:\n        self.grad_fn, self.requires_grad = recorded.grad_fn, recorded.requires_grad\n")],
+        "keeps the history it had",
+    ),
+    "4.1 a freed value read without the freed check": (
+        "4.1",
+        [("    if self.freed:\n        raise RuntimeError(FREED_MESSAGE)\n", "")],
+        "marked freed, so that reading it raises",
+    ),
+    "6.5 the input detached": (
+        "6.5",
+        [("    pre = input @ w_ih.t()\n", "    pre = input.detach() @ w_ih.t()\n")],
+        "xs.grad",
+    ),
     "2.6 recursion with a raised recursion limit": (
         "2.6",
         [('    counts = {}\n    stack = list(dict.fromkeys(roots))  # each root once, even when it is given twice\n    seen = set(stack)\n    while stack:\n        node = stack.pop()\n        for next_node, _ in node.next_functions:\n            if next_node is None:\n                continue\n            counts[next_node] = counts.get(next_node, 0) + 1\n            if next_node not in seen:\n                seen.add(next_node)\n                stack.append(next_node)\n    return counts\n', '    sys.setrecursionlimit(100000)\n    counts, seen = {}, set()\n\n    def visit(node):\n        for next_node, _ in node.next_functions:\n            if next_node is None:\n                continue\n            counts[next_node] = counts.get(next_node, 0) + 1\n            if next_node not in seen:\n                seen.add(next_node)\n                visit(next_node)\n\n    for root in dict.fromkeys(roots):\n        visit(root)\n    return counts\n')],
@@ -268,7 +324,7 @@ MISTAKES = {
     "1.1 a new AccumulateGrad each time": (
         "1.1",
         [("    if t._accumulator is None:\n        t._accumulator = AccumulateGrad(t)\n", "    t._accumulator = AccumulateGrad(t)\n")],
-        "its one accumulator",
+        "made the first time it is used",
     ),
     "1.2 tests only the first input": (
         "1.2",
@@ -377,7 +433,7 @@ MISTAKES = {
     ),
     "2.8 adds into a gradient another leaf shares": (
         "2.8",
-        [("Tensor(grad._data.copy())", "grad.detach()")],
+        [("variable.grad = grad if _GradMode.enabled else Tensor(grad._data.copy())", "variable.grad = grad if _GradMode.enabled else grad.detach()")],
         "same gradient tensor from AddBackward0",
     ),
     "2.8 a new .grad tensor on accumulation": (
@@ -626,7 +682,9 @@ def test_the_learner_writes_almost_half_of_the_engine():
             code += 1
             learner += inside
     assert learner / code >= 0.45, f"{learner} of {code} code lines are the learner's"
-    assert len(SOLUTION.splitlines()) <= 873  # issue #24 asks for 800: not reached yet
+    # issue #24 asks for 800: not reached (876 since retain_grad copies and accumulation bumps the
+    # version, as PyTorch does)
+    assert len(SOLUTION.splitlines()) <= 876
 
 
 def test_no_solution_line_appears_in_the_learners_material():

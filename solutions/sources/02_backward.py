@@ -202,7 +202,9 @@ track.check("2.6")
 # one is that, for a leaf? PyTorch refuses a tensor that does not require grad, saying "cannot
 # register a hook on a tensor that doesn't require gradient", and returns a handle; here
 # returning the hook itself will do) and `retain_grad` (a hook that keeps the
-# gradient in `.grad`, adding when one is already there; on a leaf it does nothing, and on a
+# gradient in `.grad`, adding when one is already there; the first one it keeps must be `.grad`'s
+# own memory, since the gradient that arrives may be shared, for instance the very tensor given
+# to `backward`; on a leaf it does nothing, and on a
 # tensor that does not require grad PyTorch refuses, with `RETAIN_GRAD_MESSAGE`; under
 # `create_graph` the kept gradient is part of the graph, as the gradient itself is). In PyTorch
 # that hook runs after the tensor's other hooks, whatever the order they were registered in:
@@ -236,6 +238,8 @@ track.check("2.7")
 # * a later one is added **into `.grad`'s own memory**, so that `x.grad` stays the same tensor
 #   and whatever shares its memory (`g = x.grad`, `x.grad.detach()`, `x.grad.numpy()`) sees the
 #   sum, as in PyTorch; except under `create_graph`, where the sum is a new tensor in the graph;
+# * adding into `.grad` is an in-place change like `add_`: it counts in `.grad`'s version (the
+#   counter of chapter 03), so that a graph that saved the old `.grad` refuses the new values;
 # * careful: `(a + b).sum()` sends the **same** gradient tensor to both leaves, and a caller may
 #   still hold the gradient it handed to `backward`: only memory that is `.grad`'s own may change;
 # * it returns an empty tuple: the node has no inputs of its own.

@@ -456,7 +456,9 @@ def retain_grad(self):
     if self.grad_fn is None:
         return
 
-    def keep(grad):
+    def keep(grad):  # the first is copied, as in AccumulateGrad: the arriving one may be shared
+        if self.grad is None and not _GradMode.enabled:
+            grad = Tensor(grad._data.copy())
         self.grad = grad if self.grad is None else self.grad + grad
 
     self.grad_fn._retain_grad_hook = keep
@@ -484,8 +486,9 @@ class AccumulateGrad(Node):
             variable.grad = grad if _GradMode.enabled else Tensor(grad._data.copy())
         elif _GradMode.enabled:  # create_graph: the sum is a new tensor, part of the graph
             variable.grad = variable.grad + grad
-        else:  # in .grad's own memory: whoever shares it sees the sum
+        else:  # in .grad's own memory: whoever shares it sees the sum, and its version goes up
             variable.grad._data += grad._data
+            variable.grad._version_counter[0] += 1
         return ()
         ### END SOLUTION
 
