@@ -2,7 +2,7 @@
 of gradients, so that the learning rate is 1 by default."""
 
 from ._pointwise import add_, addcmul_, mul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
+from .optimizer import Optimizer, check_non_negative, followed_grad
 
 
 class Adadelta(Optimizer):
@@ -40,13 +40,8 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, param, grad, group):
-        state = self.state[param]
-        if not state:
-            state["step"] = step_tensor()
-            state["square_avg"] = buffer_like(param)
-            state["acc_delta"] = buffer_like(param)
+        state = self._stepped_state(param, square_avg=True, acc_delta=True)
         rho, eps = group["rho"], group["eps"]
-        add_(state["step"], 1)
         grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         addcmul_(mul_(square_avg, rho), grad, grad, 1 - rho)

@@ -1,6 +1,6 @@
 """Adagrad: steps divided by the root of the sum of all squared gradients so far."""
 
-from ._pointwise import add_, addcdiv_, addcmul_, sqrt
+from ._pointwise import addcdiv_, addcmul_, sqrt
 from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
 
 
@@ -45,8 +45,7 @@ class Adagrad(Optimizer):
                 self.state[p]["sum"] = buffer_like(p, initial_accumulator_value)
 
     def _update(self, param, grad, group):
-        state = self.state[param]
-        add_(state["step"], 1)
+        state = self._stepped_state(param)
         step = state["step"].item()
         grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])

@@ -1,7 +1,7 @@
 """Adam: steps scaled by running averages of the gradient and of its square."""
 
-from ._pointwise import add_, addcdiv_, addcmul_, lerp_, maximum_, mul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
+from ._pointwise import addcdiv_, addcmul_, lerp_, maximum_, mul_, sqrt
+from .optimizer import Optimizer, check_non_negative, followed_grad
 
 
 class Adam(Optimizer):
@@ -48,17 +48,12 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, param, grad, group):
-        state = self.state[param]
-        if not state:
-            state["step"] = step_tensor()
-            state["exp_avg"] = buffer_like(param)
-            state["exp_avg_sq"] = buffer_like(param)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = buffer_like(param)
+        state = self._stepped_state(
+            param, exp_avg=True, exp_avg_sq=True, max_exp_avg_sq=group["amsgrad"]
+        )
         beta1, beta2 = group["betas"]
         lr, weight_decay = group["lr"], group["weight_decay"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        add_(state["step"], 1)
         decoupled = group["decoupled_weight_decay"]
         if decoupled and weight_decay != 0:
             mul_(param, 1 - lr * weight_decay)

@@ -9,7 +9,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.tensor import Tensor
-from ._pointwise import add
+from ._pointwise import add, add_
 
 
 class Optimizer:
@@ -113,6 +113,18 @@ class Optimizer:
                     if param.grad is not None:
                         self._update(param, param.grad._data, group)
         return loss
+
+    def _stepped_state(self, param, **buffers):
+        """param's state, its `step` counted on; made at the first step, with a zero buffer for
+        each name given True."""
+        state = self.state[param]
+        if not state:
+            state["step"] = step_tensor()
+            for name, wanted in buffers.items():
+                if wanted:
+                    state[name] = buffer_like(param)
+        add_(state["step"], 1)
+        return state
 
     def _update(self, param, grad, group):
         """Change `param` in place from its gradient (a numpy array), `group`'s options and state."""

@@ -1,7 +1,7 @@
 """RMSprop: steps divided by a running root mean square of the gradient."""
 
 from ._pointwise import add_, addcdiv_, addcmul, addcmul_, lerp_, mul_, sqrt
-from .optimizer import Optimizer, buffer_like, check_non_negative, followed_grad, step_tensor
+from .optimizer import Optimizer, check_non_negative, followed_grad
 
 
 class RMSprop(Optimizer):
@@ -42,17 +42,14 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, param, grad, group):
-        state = self.state[param]
-        if not state:
-            state["step"] = step_tensor()
-            state["square_avg"] = buffer_like(param)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = buffer_like(param)
-            if group["centered"]:
-                state["grad_avg"] = buffer_like(param)
+        state = self._stepped_state(
+            param,
+            square_avg=True,
+            momentum_buffer=group["momentum"] > 0,
+            grad_avg=group["centered"],
+        )
         alpha, lr = group["alpha"], group["lr"]
         square_avg = state["square_avg"]
-        add_(state["step"], 1)
         grad = followed_grad(param, grad, group["maximize"], group["weight_decay"])
         addcmul_(mul_(square_avg, alpha), grad, grad, 1 - alpha)
         if group["centered"]:
