@@ -261,11 +261,7 @@ def max(self, dim=None, keepdim=False, axis=None, keepdims=None):
 
     backward: g to the largest element (shared among ties when there is no dim).
     """
-    if axis is not None or keepdims is not None:
-        dim, keepdim = numpy_names("max", dim, keepdim, axis, keepdims)
-    if isinstance(dim, Tensor):
-        return maximum(self, dim)
-    return _extreme(self, dim, keepdim, "max", np.max, np.argmax, MaxResult)
+    return _extreme("max", self, dim, keepdim, axis, keepdims)
 
 
 def min(self, dim=None, keepdim=False, axis=None, keepdims=None):
@@ -273,18 +269,23 @@ def min(self, dim=None, keepdim=False, axis=None, keepdims=None):
 
     backward: g to the smallest element (shared among ties when there is no dim).
     """
+    return _extreme("min", self, dim, keepdim, axis, keepdims)
+
+
+# name: numpy's reduction and arg-reduction, the result type, the op for a tensor `dim`, and the
+# nodes without and with a dim
+_EXTREMES = {
+    "max": (np.max, np.argmax, MaxResult, maximum, MaxBackward1, MaxBackward0),
+    "min": (np.min, np.argmin, MinResult, minimum, MinBackward1, MinBackward0),
+}
+
+
+def _extreme(name, self, dim, keepdim, axis, keepdims):
+    numpy_fn, numpy_arg, result_type, elementwise, whole, along_dim = _EXTREMES[name]
     if axis is not None or keepdims is not None:
-        dim, keepdim = numpy_names("min", dim, keepdim, axis, keepdims)
+        dim, keepdim = numpy_names(name, dim, keepdim, axis, keepdims)
     if isinstance(dim, Tensor):
-        return minimum(self, dim)
-    return _extreme(self, dim, keepdim, "min", np.min, np.argmin, MinResult)
-
-
-_EXTREME_NODES = {"max": (MaxBackward1, MaxBackward0), "min": (MinBackward1, MinBackward0)}
-
-
-def _extreme(self, dim, keepdim, name, numpy_fn, numpy_arg, result_type):
-    whole, along_dim = _EXTREME_NODES[name]
+        return elementwise(self, dim)
     if dim is None:
         _check_not_empty(self, name, "Specify the reduction dim with the 'dim' argument.")
         data = np.asarray(numpy_fn(self._data))
@@ -319,19 +320,18 @@ def _reduced_dim(self, dim, name):
 
 def argmax(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The index of the largest element (of the flattened tensor when dim is None); not differentiable."""
-    if axis is not None or keepdims is not None:
-        dim, keepdim = numpy_names("argmax", dim, keepdim, axis, keepdims)
-    return _arg_extreme(self, dim, keepdim, "argmax", np.argmax)
+    return _arg_extreme("argmax", self, dim, keepdim, axis, keepdims)
 
 
 def argmin(self, dim=None, keepdim=False, axis=None, keepdims=None):
     """The index of the smallest element (of the flattened tensor when dim is None)."""
+    return _arg_extreme("argmin", self, dim, keepdim, axis, keepdims)
+
+
+def _arg_extreme(name, self, dim, keepdim, axis, keepdims):
+    numpy_arg = np.argmax if name == "argmax" else np.argmin
     if axis is not None or keepdims is not None:
-        dim, keepdim = numpy_names("argmin", dim, keepdim, axis, keepdims)
-    return _arg_extreme(self, dim, keepdim, "argmin", np.argmin)
-
-
-def _arg_extreme(self, dim, keepdim, name, numpy_arg):
+        dim, keepdim = numpy_names(name, dim, keepdim, axis, keepdims)
     if dim is None:
         _check_not_empty(self, name)
         index = numpy_arg(self._data)
