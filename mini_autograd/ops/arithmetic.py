@@ -29,7 +29,7 @@ from .derivatives import (
 )
 from .piecewise import where
 from .promotion import promote
-from .recording import record
+from .recording import record, saved_for_each_other
 
 
 class PowBackward1(Node):
@@ -152,10 +152,7 @@ def mul(self, other):
     """
     other, a, b = promote(self, other)
     data = broadcasting(np.multiply, a, b, self, other)
-    saved = {
-        "other": other if self.requires_grad else None,
-        "self": self if other.requires_grad else None,
-    }
+    saved = saved_for_each_other("other", other, "self", self)
     return record(MulBackward0, data, (self, other), saved, broadcasts=True)
 
 

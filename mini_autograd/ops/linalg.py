@@ -17,7 +17,7 @@ from .derivatives import (
     TrilBackward0,
     TriuBackward0,
 )
-from .recording import record
+from .recording import record, saved_for_each_other
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 
@@ -79,10 +79,7 @@ def bmm(self, mat2):
         )
     _check_dtypes(self, mat2, "bmm")
     data = self._data @ mat2._data
-    saved = {
-        "mat2": mat2 if self.requires_grad else None,
-        "self": self if mat2.requires_grad else None,
-    }
+    saved = saved_for_each_other("mat2", mat2, "self", self)
     return record(BmmBackward0, data, (self, mat2), saved)
 
 
@@ -95,10 +92,7 @@ def mv(self, vec):
             f"{self._data.shape[1]}), vec ({vec._data.shape[0]})"
         )
     data = self._data @ vec._data
-    saved = {
-        "self": self if vec.requires_grad else None,
-        "vec": vec if self.requires_grad else None,
-    }
+    saved = saved_for_each_other("self", self, "vec", vec)
     return record(MvBackward0, data, (self, vec), saved)
 
 
@@ -112,10 +106,7 @@ def dot(self, other):
             f"and {other._data.size} elements respectively"
         )
     data = np.asarray(self._data @ other._data)
-    saved = {
-        "self": self if other.requires_grad else None,
-        "tensor": other if self.requires_grad else None,
-    }
+    saved = saved_for_each_other("self", self, "tensor", other)
     return record(DotBackward0, data, (self, other), saved)
 
 

@@ -17,6 +17,11 @@ def wants_grad(*tensors):
     return False
 
 
+def saved_for_each_other(first, a, second, b):
+    """A product's saved inputs, each kept only if the other needs a gradient (d a uses b)."""
+    return {first: a if b.requires_grad else None, second: b if a.requires_grad else None}
+
+
 def check_tensor(value, op, name, position):
     """PyTorch's TypeError for an argument that must be a tensor (position as torch counts it)."""
     if not isinstance(value, Tensor):
