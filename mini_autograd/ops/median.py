@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from .recording import record
-from .reductions import MaxBackward0, MaxBackward1, _order, _reduced_dim
+from .reductions import MaxBackward0, MaxBackward1, _order, _reduced_dim, _values_and_indices
 
 MedianResult = namedtuple("median", ["values", "indices"])
 NanmedianResult = namedtuple("nanmedian", ["values", "indices"])
@@ -87,6 +87,6 @@ def _median(self, dim, keepdim, skip_nan):
         data = np.take_along_axis(x, index, axis=d)
         if not keepdim:
             index, data = np.squeeze(index, d), np.squeeze(data, d)
-    indices = Tensor._make(index)
-    saved = {"dim": dim, "indices": indices, "keepdim": keepdim, "self_sym_sizes": x.shape}
-    return result_type(record(along_dim, data, (self,), saved), indices)
+    return _values_and_indices(
+        result_type, along_dim, self, data, Tensor._make(index), dim, keepdim
+    )

@@ -293,13 +293,14 @@ def _extreme(name, self, dim, keepdim, axis, keepdims):
     d = _reduced_dim(self, dim, name)
     indices = Tensor._make(np.asarray(numpy_arg(self._data, axis=d, keepdims=keepdim)))
     data = numpy_fn(self._data, axis=d, keepdims=keepdim)
-    saved = {
-        "dim": dim,
-        "indices": indices,
-        "keepdim": keepdim,
-        "self_sym_sizes": self._data.shape,
-    }
-    return result_type(record(along_dim, data, (self,), saved), indices)
+    return _values_and_indices(result_type, along_dim, self, data, indices, dim, keepdim)
+
+
+def _values_and_indices(result_type, node_type, self, data, indices, dim, keepdim):
+    """(values, indices) picked along dim; the values recorded by a node that sends g back to
+    the indices (MaxBackward0's saved values)."""
+    saved = {"dim": dim, "indices": indices, "keepdim": keepdim, "self_sym_sizes": self._data.shape}
+    return result_type(record(node_type, data, (self,), saved), indices)
 
 
 def _check_not_empty(self, name, advice=""):
@@ -752,13 +753,7 @@ def kthvalue(self, k, dim=None, keepdim=False, axis=None, keepdims=None):
         if not keepdim:
             index, data = np.squeeze(index, d), np.squeeze(data, d)
         indices = Tensor._make(index)
-    saved = {
-        "dim": dim,
-        "indices": indices,
-        "keepdim": keepdim,
-        "self_sym_sizes": self._data.shape,
-    }
-    return KthvalueResult(record(KthvalueBackward0, data, (self,), saved), indices)
+    return _values_and_indices(KthvalueResult, KthvalueBackward0, self, data, indices, dim, keepdim)
 
 
 def argsort(self, dim=-1, descending=False, stable=False):
