@@ -21,8 +21,19 @@ from .recording import record, saved_for_each_other
 from .shape import UnsafeViewBackward0, squeeze_dim_of_matmul, unsqueeze
 
 
+def _saved_matrices(first, a, second, b):
+    """A matrix product's saved inputs (in PyTorch's order, by name): each matrix for the other's
+    gradient, its sizes, and its strides where it needs a gradient itself (else PyTorch saves ())."""
+    saved = {}
+    for name, matrix, other in ((first, a, b), (second, b, a)):
+        saved[name] = matrix if other.requires_grad else None
+        saved[f"{name}_sym_sizes"] = matrix._data.shape
+        saved[f"{name}_sym_strides"] = _strides(matrix._data) if matrix.requires_grad else ()
+    return saved
+
+
 def _strides(array):
-    # Saved only for an input that needs a gradient (otherwise PyTorch saves an empty tuple).
+    """The strides in elements, as PyTorch counts them (numpy's are in bytes)."""
     return tuple(s // array.itemsize for s in array.strides)
 
 
@@ -55,15 +66,7 @@ def mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     _check_dtypes(self, mat2)
     data = self._data @ mat2._data
-    saved = {
-        "mat2": mat2 if self.requires_grad else None,
-        "mat2_sym_sizes": mat2._data.shape,
-        "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
-        "self": self if mat2.requires_grad else None,
-        "self_sym_sizes": self._data.shape,
-        "self_sym_strides": _strides(self._data) if self.requires_grad else (),
-    }
-    return record(MmBackward0, data, (self, mat2), saved)
+    return record(MmBackward0, data, (self, mat2), _saved_matrices("mat2", mat2, "self", self))
 
 
 def bmm(self, mat2):
@@ -168,16 +171,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         data *= alpha
     if beta != 0:  # beta = 0 ignores self, NaN included (PyTorch's rule)
         data += self._data if beta == 1 else beta * self._data
-    saved = {
-        "alpha": alpha,
-        "beta": beta,
-        "mat1": mat1 if mat2.requires_grad else None,
-        "mat1_sym_sizes": mat1._data.shape,
-        "mat1_sym_strides": _strides(mat1._data) if mat1.requires_grad else (),
-        "mat2": mat2 if mat1.requires_grad else None,
-        "mat2_sym_sizes": mat2._data.shape,
-        "mat2_sym_strides": _strides(mat2._data) if mat2.requires_grad else (),
-    }
+    saved = {"alpha": alpha, "beta": beta, **_saved_matrices("mat1", mat1, "mat2", mat2)}
     return record(AddmmBackward0, data, (self, mat1, mat2), saved, broadcasts=True)
 
 
