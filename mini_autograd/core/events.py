@@ -7,6 +7,7 @@ dictionaries keyed by the node or the call, so it lives and dies with the graph.
     node_created(node, output)        an operation recorded `node`, which made tensor `output`
     backward_started(call, roots)     a backward()/autograd.grad() call, and its root edges
     backward_finished(call)           that call returned or raised
+    node_releasing(node, call)        `call` is about to free the saved tensors of `node`
     node_released(node, call)         `call` freed the saved tensors of `node`
     freed_tensor_read(node, saved)    a freed saved tensor was read: each observer returns
                                       text to add to PyTorch's error, or None
@@ -16,6 +17,7 @@ dictionaries keyed by the node or the call, so it lives and dies with the graph.
 node_created = []
 backward_started = []
 backward_finished = []
+node_releasing = []
 node_released = []
 freed_tensor_read = []
 tensor_modified = []

@@ -99,6 +99,9 @@ class Node(SavedAttributes, NodeHooks):
 
     def release_variables(self, backward_call):
         """Free every saved tensor (done by backward unless retain_graph=True)."""
+        if events.node_releasing:
+            for observer in events.node_releasing:
+                observer(self, backward_call)
         for value in self._saved.values() if self._saved else ():
             if type(value) is SavedTensor:  # two branches, no tuple made: runs for every node
                 if value.freed_by is None:

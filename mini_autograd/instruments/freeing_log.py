@@ -4,25 +4,47 @@
         loss.backward()
     print(log)        # one line per node: what it saved, and the bytes freed once it had run
 
-It observes the core's events (events.py): node_released for each node, backward_finished to
-close each call with its total. Outside the block nothing is watched.
+Releasing a saved tensor drops the graph's reference to it; its memory comes back only when
+nothing else holds the array: a leaf or a parameter the program keeps, or a tensor another node
+saved too, stays. The log tells the two apart by watching the array through a weak reference.
+
+It observes the core's events (events.py): node_releasing and node_released for each node,
+backward_finished to close each call with its total. Outside the block nothing is watched.
 """
 
+import weakref
+
+import numpy as np
+
 from ..core import events
+from ..core.tensor_data import TensorData
+
+
+def _memory_owner(value):
+    """A weak reference to the array that owns the memory `value` holds (None: not an array)."""
+    array = value._data if isinstance(value, TensorData) else value
+    if not isinstance(array, np.ndarray):
+        return None
+    while isinstance(array.base, np.ndarray):  # a view keeps its base, which owns the memory
+        array = array.base
+    return weakref.ref(array)
 
 
 class freeing_log:
     """Context manager: a log of the saved tensors each backward call frees inside the block."""
 
     def __init__(self):
-        self.calls = []  # [(call, [(node name, [(attribute, bytes)])])], in order
+        self.calls = []  # [(call, [(node name, [(attribute, bytes, memory returned)])])], in order
+        self._owners = {}  # node -> [(attribute, bytes, weak reference to the memory's owner)]
 
     def __enter__(self):
+        events.attach(events.node_releasing, self._releasing)
         events.attach(events.node_released, self._released)
         events.attach(events.backward_finished, self._finished)
         return self
 
     def __exit__(self, *exc):
+        events.detach(events.node_releasing, self._releasing)
         events.detach(events.node_released, self._released)
         events.detach(events.backward_finished, self._finished)
         return False
@@ -33,8 +55,16 @@ class freeing_log:
             self.calls.append((call, []))
         return self.calls[-1][1]
 
+    def _releasing(self, node, call):
+        self._owners[node] = [
+            (name, s.nbytes, _memory_owner(s._value))
+            for name, s in node.saved_tensors_info()
+            if not s.is_freed
+        ]
+
     def _released(self, node, call):
-        saved = [(name, s.nbytes) for name, s in node.saved_tensors_info()]
+        owners = self._owners.pop(node, [])
+        saved = [(name, n, owner is None or owner() is None) for name, n, owner in owners]
         nodes = self._nodes_of(call)
         if saved:
             nodes.append((node.name(), saved))
@@ -44,15 +74,22 @@ class freeing_log:
 
     @property
     def freed_bytes(self):
-        """The bytes of all the saved tensors freed inside the block."""
-        return sum(n for _, nodes in self.calls for _, saved in nodes for _, n in saved)
+        """The bytes whose memory the backward calls inside the block gave back."""
+        return sum(
+            n for _, nodes in self.calls for _, saved in nodes for _, n, back in saved if back
+        )
 
     def __repr__(self):
         lines = []
         for call, nodes in self.calls:
-            total = sum(n for _, saved in nodes for _, n in saved)
-            lines.append(f"{call}: freed {total} bytes")
+            released = [(n, back) for _, saved in nodes for _, n, back in saved]
+            freed = sum(n for n, back in released if back)
+            kept = sum(n for n, back in released if not back)
+            lines.append(f"{call}: freed {freed} bytes" + (f" ({kept} still held)" if kept else ""))
             for name, saved in nodes:
-                items = ", ".join(f"{attribute} ({n} B)" for attribute, n in saved)
+                items = ", ".join(
+                    f"{attribute} ({n} B{'' if back else ', still held elsewhere'})"
+                    for attribute, n, back in saved
+                )
                 lines.append(f"  {name:<20} {items}")
         return "\n".join(lines) or "no backward call"
