@@ -192,6 +192,9 @@ def matrix_products(lib, see):
     product.sum().backward()
     see("x.grad with a constant on the right", x2.grad)
     see("the grad_inputs of x @ c", seen[0])
+    w2 = leaf(lib, W)
+    (lib.tensor(X) @ w2).sum().backward()
+    see("w.grad with a constant on the left", w2.grad)
 
 
 def _diamond(lib):
@@ -1042,6 +1045,9 @@ def grad_with_grad_outputs(lib, see):
     see("allow_unused", lib.autograd.grad((x * 2).sum(), [unused, x], allow_unused=True))
     see.error("an unused input at index 1", lambda: lib.autograd.grad((x * 2).sum(), [x, unused]))
     see.error("an unused input at index 0", lambda: lib.autograd.grad((x * 2).sum(), [unused, x]))
+    other = leaf(lib, [2.0])
+    see.error("unused inputs at index 0 and 2",
+              lambda: lib.autograd.grad((x * 2).sum(), [unused, x, other]))  # fmt: skip
     z = (x * x).sum()
     lib.autograd.grad(z, x)
     see.error("grad twice without retain_graph", lambda: lib.autograd.grad(z, x))
@@ -1143,6 +1149,81 @@ def what_mm_saves(lib, see):
     see("(d @ w).grad_fn._saved_mat2", (d @ w).grad_fn._saved_mat2)
 
 
+def hooks_run_in_registration_order(lib, see):
+    """two hooks of each kind on one node: they run in the order they were registered"""
+    x = leaf(lib, ROW)
+    y = x * 2
+    y.register_hook(lambda g: g * 2)
+    y.register_hook(lambda g: g + 1)
+    y.sum().backward()
+    see("x.grad when y's tensor hooks are g * 2, then g + 1", x.grad)
+    x = leaf(lib, ROW)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 2,))
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] + 1,))
+    y.sum().backward()
+    see("x.grad when y's node has the pre-hooks g * 2, then g + 1", x.grad)
+    x = leaf(lib, ROW)
+    y = x * 2
+    y.grad_fn.register_hook(lambda grad_inputs, _: (grad_inputs[0] * 2, *grad_inputs[1:]))
+    y.grad_fn.register_hook(lambda grad_inputs, _: (grad_inputs[0] + 1, *grad_inputs[1:]))
+    y.sum().backward()
+    see("x.grad when y's node has the post-hooks g * 2, then g + 1", x.grad)
+
+
+def saved_inputs_are_the_inputs(lib, see):
+    """@ saves its inputs themselves: reading one back gives that very tensor"""
+    x, w = leaf(lib), leaf(lib, W)
+    a = x * 2
+    product = a @ w
+    see("(a @ w).grad_fn._saved_self is a itself", product.grad_fn._saved_self is a)
+    see("(a @ w).grad_fn._saved_mat2 is w itself", product.grad_fn._saved_mat2 is w)
+
+
+def pack_sees_the_output_itself(lib, see):
+    """pack is given a node's own output itself, the tensor whose grad_fn is that node"""
+    x, given = leaf(lib, [1.0, 2.0]), []
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: given.append(t) or t, lambda t: t):
+        y = x.exp()
+    see("what pack was given for exp's result is y itself", given[0] is y)
+    see("what pack was given for exp's result requires grad", given[0].requires_grad)
+
+
+def in_place_on_a_constant(lib, see):
+    """c.add_(x): a constant changed in place by a tensor that requires grad joins the graph"""
+    x, c = leaf(lib, ROW), lib.tensor(ROW)
+    c.add_(x)
+    see("c.requires_grad after c.add_(x)", c.requires_grad)
+    see.graph("the graph of c after c.add_(x)", c)
+    (c * c).sum().backward()
+    see("x.grad of (c * c).sum()", x.grad)
+
+
+def saved_result_read_back_shares_memory(lib, see):
+    """a node's own output, read back, is that output's memory: a change through .data shows"""
+    x = leaf(lib, [0.0, 1.0])
+    y = x.exp()
+    result = y.grad_fn._saved_result
+    y.data.add_(1)  # .data shares the memory but not the version counter
+    see("y.grad_fn._saved_result, read before y.data.add_(1), afterwards", result)
+
+
+def starting_gradient_in_the_graph(lib, see):
+    """under create_graph the gradient given to backward stays in the graph of what it made"""
+    x, v = leaf(lib, ROW), leaf(lib, [1.0, -1.0, 2.0])
+    (x * x).backward(v, create_graph=True)
+    see("d(x.grad · x)/dv after (x * x).backward(v, create_graph=True)",
+        lib.autograd.grad((x.grad * x).sum(), v))  # fmt: skip
+
+
+def rnn_with_one_bias(lib, see):
+    """one step with only one of the two biases given"""
+    x, w_ih, w_hh = lib.tensor(X), lib.tensor(W_IH), lib.tensor(W_HH)
+    hx = lib.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    see("h with b_hh only", lib.rnn_tanh_cell(x, hx, w_ih, w_hh, None, lib.tensor(B_HH)))
+    see("h with b_ih only", lib.rnn_tanh_cell(x, hx, w_ih, w_hh, lib.tensor(B_IH)))
+
+
 def starting_gradients(lib, see):
     """backward from a given gradient, from several outputs, and PyTorch's errors for the start"""
     x = leaf(lib, ROW)
@@ -1180,55 +1261,63 @@ TASKS = [
          advice={"post_hook_sees_tuples": "A node's apply returns its gradients as a tuple, one per input, even when a list would do: the engine hands that very object to the node's post-hooks, and PyTorch's hooks get tuples.",
                  "raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
     Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
-         hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it"),
+         hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it",
+         advice={"raised": "A saved matrix is None when the other input needs no gradient: compute a gradient only for the inputs whose needs_input_grad(i) is True."}),
     Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
          hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them; a mean divides g by how many elements each output averaged: the product of the sizes of the reduced dimensions"),
     Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root],
          hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator",
          advice={"root_below_another_root": "A root can also be reached from another root (z = y * 3, both given): it is still one node, whose edges are counted once, so a root counts as visited from the start; walked twice, the nodes below it wait for gradients that never come."}),
-    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass],
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), and outside create_graph PyTorch keeps a copy.",
+                 "hooks_run_in_registration_order": "Hooks of one kind run in the order they were registered, each given what the one before it returned: a tensor's hooks, a node's pre-hooks and its post-hooks alike.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
     Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place],
          hint="the first gradient becomes .grad as memory of its own (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
          advice={"accumulation_is_in_place": "Adding into .grad's memory is an in-place change like any other: it bumps .grad's version, so that a graph that saved the old .grad refuses to use the new values.",
                  "accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: a first .grad that is that tensor's memory, not a copy, is changed by the other leaf's additions too. PyTorch copies a first gradient that something else holds."}),
-    Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast],
+    Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast, saved_inputs_are_the_inputs],
          hint="the gradient of one input needs the other input, so an input is saved only when its partner requires grad",
-         advice={"graph": "Save an input only if the other input requires grad: that is the only formula that reads it."}),
+         advice={"graph": "Save an input only if the other input requires grad: that is the only formula that reads it.",
+                 "saved_inputs_are_the_inputs": "Save the input tensor itself, not a copy or a detached view: reading it back gives that very tensor, with its grad_fn, as in PyTorch."}),
     Task("3.2", "backward from the saved result", "ExpBackward0.apply and TanhBackward0.apply", [exp_from_result, tanh_from_result, exp_twice_differentiated, hooked_formulas, version_errors],
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
          advice={"saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
                  "saved_output_shares_memory": "A node's own output is kept as that output's memory, not a copy of it: a change through .data (which no version counter sees) shows in the gradient, as in PyTorch, and a copy would double the memory the graph holds.",
                  "hooks_as_a_block": "Leaving the block takes its pair of hooks off again: only what is saved inside the block is packed, and an error raised inside goes on up.",
                  "in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
+                 "pack_sees_the_output_itself": "pack is given the tensor being saved, the node's own output included: the output itself, with its grad_fn, not the node-less copy of its memory that is kept without hooks.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
-    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf, in_place_under_no_grad],
+    Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf, in_place_under_no_grad, in_place_on_a_constant],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
          advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions. After an in-place operation the node that made the tensor is that operation's own node, which must become the tensor's grad_fn; the check names it for an input, and the saving node for the node's own output.",
+                 "in_place_on_a_constant": "A recorded in-place operation makes the tensor what its result would be: its grad_fn is the operation's node and it requires grad, even when it did not before.",
                  "in_place_under_no_grad": "Under no_grad an in-place operation records nothing, and the tensor keeps the history it had: only a recorded operation gives it a new grad_fn."}),
-    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle],
+    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle, saved_result_read_back_shares_memory],
          hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one; a node's own output comes back as a tensor whose grad_fn is that node, since the node kept only its memory",
-         advice={"saved_output_without_a_cycle": "A node's own output was kept without the node (it would be a cycle): reading it back makes a tensor of that memory whose grad_fn is the node unpack is given, requiring grad and sharing the saved version counter.",
+         advice={"saved_result_read_back_shares_memory": "A node's own output, read back, wraps the memory the node kept, not a copy of it: it is the output's memory, as in PyTorch.",
+                 "saved_output_without_a_cycle": "A node's own output was kept without the node (it would be a cycle): reading it back makes a tensor of that memory whose grad_fn is the node unpack is given, requiring grad and sharing the saved version counter.",
                  "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
-    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs],
-         hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails"),
+    Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs, starting_gradient_in_the_graph],
+         hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails",
+         advice={"starting_gradient_in_the_graph": "A gradient given to backward is where the run starts, as it is (not a detached copy): under create_graph what is computed from it stays in the graph, and can be differentiated with respect to it."}),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
-         advice={"value": "A value differs: compare each formula with the derivative, its sign and each factor, g included (the gradient that arrives), and keep it an expression of g and the saved tensors as tensors, so that it can be differentiated again."}),
+         advice={"raised": "A formula raised an error, or autograd.grad found that a gradient no longer depends on an input: compute a gradient only for an input that needs one (needs_input_grad), and write every factor as a tensor operation on g and the saved tensors, never on their arrays, so that it can be differentiated again.",
+                 "value": "A value differs: compare each formula with the derivative, its sign and each factor, g included (the gradient that arrives), and keep it an expression of g and the saved tensors as tensors, so that it can be differentiated again."}),
     Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product, refused_grad_keeps_the_graph, same_input_twice],
          hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
     Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],
          hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
-    Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_without_biases],
+    Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_without_biases, rnn_with_one_bias],
          hint="the new state is tanh of the input's projection plus the previous state's projection, each weight matrix applied transposed, each bias added only when given"),
     Task("7.5", "cross-entropy from elementary operations", "cross_entropy", [cross_entropy_values],
          hint="log-softmax is each logit minus the log of the row's sum of exponentials; subtract the row maximum first (a constant) so exp cannot overflow; pick each row's target, average over rows, negate"),

@@ -570,6 +570,71 @@ MISTAKES = {
         [("    shift = Tensor(input._data.max(axis=1, keepdims=True))", "    shift = Tensor(np.zeros((input.shape[0], 1), input.dtype))")],
         "large logits",
     ),
+    '2.3 a gradient for a constant left matrix too': (
+        '2.3',
+        [('        if self.needs_input_grad(0):\n            grad_self = g @ self.saved("mat2").t()\n', '        if True:\n            grad_self = g @ self.saved("mat2").t()\n')],
+        'A saved matrix is None',
+    ),
+    '2.7 tensor hooks run newest first': (
+        '2.7',
+        [('        for hook in node._tensor_pre_hooks:\n', '        for hook in reversed(node._tensor_pre_hooks):\n')],
+        "y's tensor hooks are g * 2, then g + 1",
+    ),
+    '2.7 node pre-hooks run newest first': (
+        '2.7',
+        [('        for hook in node._pre_hooks:\n', '        for hook in reversed(node._pre_hooks):\n')],
+        'the pre-hooks g * 2, then g + 1',
+    ),
+    '2.7 node post-hooks run newest first': (
+        '2.7',
+        [('        for hook in node._hooks:\n', '        for hook in reversed(node._hooks):\n')],
+        'the post-hooks g * 2, then g + 1',
+    ),
+    '3.1 mm saves a detached input': (
+        '3.1',
+        [('        ("self", self if _requires(mat2) else None),\n', '        ("self", self.detach() if _requires(mat2) else None),\n')],
+        '_saved_self is a itself',
+    ),
+    '3.1 mm saves a recorded copy of mat2': (
+        '3.1',
+        [('        ("mat2", mat2 if _requires(self) else None),\n', '        ("mat2", mat2 * 1 if _requires(self) else None),\n')],
+        '_saved_mat2 is w itself',
+    ),
+    '3.3 pack given the node-less copy of an output': (
+        '3.3',
+        [('                self.value = pack(tensor)\n', '                self.value = pack(self.value)\n')],
+        "what pack was given for exp's result is y itself",
+    ),
+    '3.5 in place on a constant leaves requires_grad False': (
+        '3.5',
+        [('        self.grad_fn, self.requires_grad = recorded.grad_fn, True\n', '        self.grad_fn = recorded.grad_fn\n')],
+        'c.requires_grad after c.add_(x)',
+    ),
+    '4.1 a read-back output copies the memory': (
+        '4.1',
+        [('    output = Tensor(self.value._data, requires_grad=True, grad_fn=node)  # the node made it\n', '    output = Tensor(self.value._data.copy(), requires_grad=True, grad_fn=node)  # the node made it\n')],
+        'not a copy of it',
+    ),
+    '4.5 the given starting gradient detached': (
+        '4.5',
+        [('        grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad)\n', '        grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad.detach())\n')],
+        'not a detached copy',
+    ),
+    '5.1 other squared on numpy arrays': (
+        '5.1',
+        [('            grad_other = _sum_to(-g * self.saved("self") / (other * other), self._shapes[1])\n', '            grad_other = _sum_to(-g * self.saved("self") / Tensor(other._data ** 2), self._shapes[1])\n')],
+        'never on their arrays',
+    ),
+    '5.5 the error names the last unused input': (
+        '5.5',
+        [('    for i, g in enumerate(captured):\n        if g is None and not allow_unused:\n            raise RuntimeError(UNUSED_MESSAGE.format(i))\n', '    if None in captured and not allow_unused:\n        raise RuntimeError(UNUSED_MESSAGE.format(len(captured) - 1 - captured[::-1].index(None)))\n')],
+        'unused inputs at index 0 and 2',
+    ),
+    '6.5 b_hh added only when b_ih is given': (
+        '6.5',
+        [('    if b_hh is not None:\n        pre = pre + b_hh\n', '    if b_ih is not None:\n        pre = pre + b_hh\n')],
+        'h with b_hh only',
+    ),
 }  # fmt: skip
 
 
