@@ -149,6 +149,20 @@ def grad_mode_nesting(lib, see):
     see("grad mode after an error in a function decorated with no_grad", lib.is_grad_enabled())
 
 
+def enable_grad_as_a_decorator(lib, see):
+    """a function decorated with enable_grad records, even when called inside no_grad"""
+    x = leaf(lib)
+
+    @lib.enable_grad()
+    def double(t):
+        return t * 2
+
+    with lib.no_grad():
+        see("(x * 2).requires_grad in a function decorated with enable_grad, called in no_grad",
+            double(x).requires_grad)  # fmt: skip
+        see("grad mode after it returns", lib.is_grad_enabled())
+
+
 # --- Chapter 02: backward ---------------------------------------------------------------------
 
 
@@ -740,6 +754,10 @@ def one_element_outputs(lib, see):
     x = leaf(lib, ROW)
     (x * x).sum(0, keepdim=True).backward()
     see("x.grad after backward of an output of shape (1,)", x.grad)
+    loss, flags = (x * x).sum(), []
+    loss.register_hook(lambda g: flags.append(g.requires_grad))
+    loss.backward(create_graph=True)
+    see("the starting gradient of backward(create_graph=True) requires grad", flags[0])
 
 
 def refused_grad_keeps_the_graph(lib, see):
@@ -1171,6 +1189,17 @@ def hooks_run_in_registration_order(lib, see):
     see("x.grad when y's node has the post-hooks g * 2, then g + 1", x.grad)
 
 
+def retain_grad_before_node_pre_hooks(lib, see):
+    """retain_grad keeps the tensor's gradient before the pre-hooks of the node that made it"""
+    x = leaf(lib, [1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 10,))
+    (y * y).sum().backward()
+    see("y.grad when a pre-hook of y's node multiplies the gradient by 10", y.grad)
+    see("x.grad", x.grad)
+
+
 def saved_inputs_are_the_inputs(lib, see):
     """@ saves its inputs themselves: reading one back gives that very tensor"""
     x, w = leaf(lib), leaf(lib, W)
@@ -1250,9 +1279,10 @@ TASKS = [
          advice={name: "Record exactly when grad mode is on and some input, in any position, requires grad." for name in ("constants_and_no_grad", "numbers_as_inputs", "constant_first")}),
     Task("1.3", "detach", "detach", [detach_shares_memory],
          hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
-    Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad],
+    Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad, enable_grad_as_a_decorator],
          hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
-         advice={"value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up."}),
+         advice={"enable_grad_as_a_decorator": "Used as a decorator, each of no_grad and enable_grad runs the function inside a fresh block of its own mode: enable_grad turns recording on, even inside no_grad.",
+                 "value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up."}),
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
@@ -1268,13 +1298,14 @@ TASKS = [
     Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root],
          hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator",
          advice={"root_below_another_root": "A root can also be reached from another root (z = y * 3, both given): it is still one node, whose edges are counted once, so a root counts as visited from the start; walked twice, the nodes below it wait for gradients that never come."}),
-    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order],
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order, retain_grad_before_node_pre_hooks],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), and outside create_graph PyTorch keeps a copy.",
                  "hooks_run_in_registration_order": "Hooks of one kind run in the order they were registered, each given what the one before it returned: a tensor's hooks, a node's pre-hooks and its post-hooks alike.",
+                 "retain_grad_before_node_pre_hooks": "retain_grad keeps the gradient of the tensor: after the tensor's own hooks, before the pre-hooks of its node, which change what the node is given, not the tensor's gradient.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
     Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place],
          hint="the first gradient becomes .grad as memory of its own (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
@@ -1308,7 +1339,8 @@ TASKS = [
                  "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs, starting_gradient_in_the_graph],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails",
-         advice={"starting_gradient_in_the_graph": "A gradient given to backward is where the run starts, as it is (not a detached copy): under create_graph what is computed from it stays in the graph, and can be differentiated with respect to it."}),
+         advice={"one_element_outputs": "The gradient a one-element output starts from is a plain tensor of ones, of the output's own shape and dtype, outside the graph (it requires no grad).",
+                 "starting_gradient_in_the_graph": "A gradient given to backward is where the run starts, as it is (not a detached copy): under create_graph what is computed from it stays in the graph, and can be differentiated with respect to it."}),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
          advice={"raised": "A formula raised an error, or autograd.grad found that a gradient no longer depends on an input: compute a gradient only for an input that needs one (needs_input_grad), and write every factor as a tensor operation on g and the saved tensors, never on their arrays, so that it can be differentiated again.",

@@ -635,6 +635,21 @@ MISTAKES = {
         [('    if b_hh is not None:\n        pre = pre + b_hh\n', '    if b_ih is not None:\n        pre = pre + b_hh\n')],
         'h with b_hh only',
     ),
+    "2.7 retain_grad sees the gradient after the node's pre-hooks": (
+        '2.7',
+        [("        if node._retain_grad_hook is not None and grad is not None:\n            node._retain_grad_hook(grad)\n        grad_outputs = (grad,)  # the gradients of the node's output (PyTorch's word)\n        for hook in node._pre_hooks:\n            grad_outputs = hook(grad_outputs) or grad_outputs\n", "        grad_outputs = (grad,)  # the gradients of the node's output (PyTorch's word)\n        for hook in node._pre_hooks:\n            grad_outputs = hook(grad_outputs) or grad_outputs\n        if node._retain_grad_hook is not None and grad_outputs[0] is not None:\n            node._retain_grad_hook(grad_outputs[0])\n")],
+        'before the pre-hooks of its node',
+    ),
+    '1.6 the decorator always turns grad off': (
+        '1.6',
+        [('            with type(self)():\n', '            with no_grad():\n')],
+        'a function decorated with enable_grad',
+    ),
+    '4.5 the implicit starting ones require grad': (
+        '4.5',
+        [('        grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad)\n', '        grads.append(Tensor(np.ones_like(out._data), requires_grad=True) if grad is None else grad)\n')],
+        'outside the graph (it requires no grad)',
+    ),
 }  # fmt: skip
 
 
