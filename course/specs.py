@@ -1292,7 +1292,7 @@ TASKS = [
                  "raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
     Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
          hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it",
-         advice={"raised": "A saved matrix is None when the other input needs no gradient: compute a gradient only for the inputs whose needs_input_grad(i) is True."}),
+         advice={"raised": "An error in the formula: a saved matrix is None when the other input needs no gradient (compute a gradient only where needs_input_grad(i) is True), and shapes that cannot be multiplied mean the wrong matrix, or the wrong one transposed, on one side."}),
     Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
          hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them; a mean divides g by how many elements each output averaged: the product of the sizes of the reduced dimensions"),
     Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root],

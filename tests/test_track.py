@@ -573,7 +573,7 @@ MISTAKES = {
     '2.3 a gradient for a constant left matrix too': (
         '2.3',
         [('        if self.needs_input_grad(0):\n            grad_self = g @ self.saved("mat2").t()\n', '        if True:\n            grad_self = g @ self.saved("mat2").t()\n')],
-        'A saved matrix is None',
+        'a saved matrix is None when the other input needs no gradient',
     ),
     '2.7 tensor hooks run newest first': (
         '2.7',
