@@ -99,9 +99,8 @@ class Node(SavedAttributes, NodeHooks):
 
     def release_variables(self, backward_call):
         """Free every saved tensor (done by backward unless retain_graph=True)."""
-        if events.node_releasing:
-            for observer in events.node_releasing:
-                observer(self, backward_call)
+        for observer in events.node_releasing:  # usually none: an empty loop
+            observer(self, backward_call)
         for value in self._saved.values() if self._saved else ():
             if type(value) is SavedTensor:  # two branches, no tuple made: runs for every node
                 if value.freed_by is None:
@@ -110,9 +109,8 @@ class Node(SavedAttributes, NodeHooks):
                 for item in value:
                     if type(item) is SavedTensor and item.freed_by is None:
                         item.release(backward_call)
-        if events.node_released:
-            for observer in events.node_released:
-                observer(self, backward_call)
+        for observer in events.node_released:  # usually none: an empty loop
+            observer(self, backward_call)
 
     def __repr__(self):
         # PyTorch prints the class and the address; mini_autograd prints the sequence number.
