@@ -669,11 +669,14 @@ def rnn_sequence(lib, see):
         see(f"{name}.grad", p.grad)
 
 
-def rnn_without_biases(lib, see):
-    """one step without biases"""
+def rnn_biases_left_out(lib, see):
+    """one step without biases, then with only one of the two"""
+    x = lib.tensor(X)
     w_ih, w_hh = lib.tensor(W_IH, requires_grad=True), lib.tensor(W_HH, requires_grad=True)
-    h = lib.rnn_tanh_cell(lib.tensor(X), lib.zeros(2, 4), w_ih, w_hh)
-    see("h", h)
+    see("h without biases", lib.rnn_tanh_cell(x, lib.zeros(2, 4), w_ih, w_hh))
+    hx = lib.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    see("h with b_hh only", lib.rnn_tanh_cell(x, hx, w_ih, w_hh, None, lib.tensor(B_HH)))
+    see("h with b_ih only", lib.rnn_tanh_cell(x, hx, w_ih, w_hh, lib.tensor(B_IH)))
 
 
 def cross_entropy_values(lib, see):
@@ -1245,14 +1248,6 @@ def starting_gradient_in_the_graph(lib, see):
         lib.autograd.grad((x.grad * x).sum(), v))  # fmt: skip
 
 
-def rnn_with_one_bias(lib, see):
-    """one step with only one of the two biases given"""
-    x, w_ih, w_hh = lib.tensor(X), lib.tensor(W_IH), lib.tensor(W_HH)
-    hx = lib.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
-    see("h with b_hh only", lib.rnn_tanh_cell(x, hx, w_ih, w_hh, None, lib.tensor(B_HH)))
-    see("h with b_ih only", lib.rnn_tanh_cell(x, hx, w_ih, w_hh, lib.tensor(B_IH)))
-
-
 def starting_gradients(lib, see):
     """backward from a given gradient, from several outputs, and PyTorch's errors for the start"""
     x = leaf(lib, ROW)
@@ -1349,7 +1344,7 @@ TASKS = [
          hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
     Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],
          hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
-    Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_without_biases, rnn_with_one_bias],
+    Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_biases_left_out],
          hint="the new state is tanh of the input's projection plus the previous state's projection, each weight matrix applied transposed, each bias added only when given"),
     Task("7.5", "cross-entropy from elementary operations", "cross_entropy", [cross_entropy_values],
          hint="log-softmax is each logit minus the log of the row's sum of exponentials; subtract the row maximum first (a constant) so exp cannot overflow; pick each row's target, average over rows, negate"),
