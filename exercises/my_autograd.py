@@ -33,6 +33,7 @@ and the simple formulas at the top, the operations at the end) are not exercises
 Every operation has one output: an edge's input_nr is 0.
 """
 
+import functools  # noqa: F401 (a decorator keeps the function's name and docstring)
 import heapq  # noqa: F401 (the run loop's queue of ready nodes)
 import itertools
 import sys  # noqa: F401 (the accumulator's sequence number)
@@ -82,6 +83,7 @@ class Tensor:
         self.grad_fn = grad_fn  # the node that made this tensor; None for a leaf
         self._version_counter = [0]  # one box, shared with detach()ed tensors, as in PyTorch
         self._accumulator = None  # a leaf's AccumulateGrad node, made on first use
+        self._is_wrapped_number = False  # True when an operation made it from a Python number
 
     shape = property(lambda self: self._data.shape, doc="The size of each dimension.")
     dtype = property(lambda self: self._data.dtype, doc="The element type (a numpy dtype).")
@@ -93,17 +95,13 @@ class Tensor:
     def numpy(self):
         """The data as a numpy array (shared memory); refused while it requires grad."""
         if self.requires_grad:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-            )
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")  # fmt: skip
         return self._data
 
     def item(self):
         """The value of a one-element tensor, as a Python number."""
         if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
-            )
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")  # fmt: skip
         return self._data.item()
 
     def __repr__(self):
@@ -199,6 +197,8 @@ TBackward0 = _backward_node("TBackward0", (), lambda n, g: (g.t(),), "out = self
 ViewBackward0 = _backward_node("ViewBackward0", (), lambda n, g: (g.reshape(n._saved_self_sym_sizes),), "out = self.view(sizes): g reshaped back")
 SelectBackward0 = _backward_node("SelectBackward0", (), lambda n, g: (_index_grad(g, n),), "out = self[i]: g put back into zeros")
 SliceBackward0 = _backward_node("SliceBackward0", (), lambda n, g: (_index_grad(g, n),), "out = self[a:b]: g put back into zeros")
+CloneBackward0 = _backward_node("CloneBackward0", (), lambda n, g: (g,), "out = self.clone(): g")
+CopyBackwards = _backward_node("torch::autograd::CopyBackwards", (), lambda n, g: (None, g), "out = a copy of src: (None, g)")
 IndexGrad = _backward_node("IndexGrad", (), lambda n, g: (g[n._where],), "out = zeros with g at `where`: out[where]")
 # fmt: on
 
@@ -523,7 +523,11 @@ def _array(value):
 
 
 def _as_tensor(value, dtype):
-    return value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype))
+    if isinstance(value, Tensor):
+        return value
+    number = Tensor(np.asarray(value, dtype))
+    number._is_wrapped_number = True  # PyTorch's name: a hook never packs a wrapped number
+    return number
 
 
 def _broadcast(self, other, numpy_op):
@@ -531,10 +535,7 @@ def _broadcast(self, other, numpy_op):
     sa, sb = np.shape(_array(self)), np.shape(_array(other))
     for i in range(1, min(len(sa), len(sb)) + 1):
         if sa[-i] != sb[-i] and 1 not in (sa[-i], sb[-i]):
-            raise RuntimeError(
-                f"The size of tensor a ({sa[-i]}) must match the size of tensor b ({sb[-i]}) at "
-                f"non-singleton dimension {max(len(sa), len(sb)) - i}"
-            )
+            raise RuntimeError(f"The size of tensor a ({sa[-i]}) must match the size of tensor b ({sb[-i]}) at non-singleton dimension {max(len(sa), len(sb)) - i}")  # fmt: skip
     return np.asarray(numpy_op(_array(self), _array(other))), (sa, sb)
 
 
@@ -620,9 +621,7 @@ def getitem(self, key):
     if not isinstance(key, (int, np.integer, slice)):
         raise TypeError("my_autograd indexes the first dimension only, with an int or a slice")
     if not isinstance(key, slice) and not -len(self._data) <= key < len(self._data):
-        raise IndexError(
-            f"index {key} is out of bounds for dimension 0 with size {len(self._data)}"
-        )
+        raise IndexError(f"index {key} is out of bounds for dimension 0 with size {len(self._data)}")  # fmt: skip
     node_class = SliceBackward0 if isinstance(key, slice) else SelectBackward0
     return _record(node_class, self._data[key].copy(), [self], _where=key,
                    _saved_self_sym_sizes=self.shape)  # fmt: skip

@@ -67,7 +67,10 @@ track.check("3.2")
 #
 # Then the hooks: inside `with saved_tensors_hooks(pack, unpack):` the tensor is not kept
 # itself; the **innermost** active pair's `pack(tensor)` decides what is kept, computed outside
-# the graph, and its `unpack` is remembered to read it back. Write `saved_tensors_hooks` too: it
+# the graph, and its `unpack` is remembered to read it back. One exception: a Python number
+# (the `2` of `x * 2`) is saved as a tensor the operation made for it, marked
+# `_is_wrapped_number`, and PyTorch never packs that one: a hook sees only the program's own
+# tensors. Write `saved_tensors_hooks` too: it
 # keeps its pair and puts it on `_hook_stack` for the duration of its block. The names the rest
 # of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
 # `is_output`.

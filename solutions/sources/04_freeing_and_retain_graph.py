@@ -302,7 +302,10 @@ except NotImplementedError:
 #   tensor, or one per output (each a tensor or `None`). A one-element output may start from
 #   ones; any other needs a gradient given, of its own shape; an output that does not require
 #   grad cannot start at all. PyTorch's three errors stand, to the letter, at the top of your
-#   file (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`).
+#   file (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`). When several apply,
+#   which one does PyTorch raise? Try `torch.ones(3).backward()` and
+#   `torch.ones(3).backward(torch.ones(2))`: it looks at the gradients first, output by output,
+#   and only afterwards, in its engine, at whether the outputs require grad.
 # * `backward` itself: `retain_graph=None` is not `False`. What should it be, so that a graph
 #   built for second derivatives survives its first backward?
 # * `run_backward(roots, grads, retain_graph, create_graph, inputs=None)`: the roots' edges, a
