@@ -197,7 +197,7 @@ ViewBackward0 = _backward_node("ViewBackward0", (), lambda n, g: (g.reshape(n._s
 SelectBackward0 = _backward_node("SelectBackward0", (), lambda n, g: (_index_grad(g, n),), "out = self[i]: g put back into zeros")
 SliceBackward0 = _backward_node("SliceBackward0", (), lambda n, g: (_index_grad(g, n),), "out = self[a:b]: g put back into zeros")
 CloneBackward0 = _backward_node("CloneBackward0", (), lambda n, g: (g,), "out = self.clone(): g")
-CopyBackwards = _backward_node("torch::autograd::CopyBackwards", (), lambda n, g: (None, g), "out = a copy of src: (None, g)")
+CopyBackwards = _backward_node("torch::autograd::CopyBackwards", (), lambda n, g: (None, g), "out = new memory.copy_(src), two inputs: (None, g)")
 IndexGrad = _backward_node("IndexGrad", (), lambda n, g: (g[n._where],), "out = zeros with g at `where`: out[where]")
 # fmt: on
 
