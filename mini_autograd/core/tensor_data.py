@@ -203,6 +203,30 @@ def check_new_grad(tensor, grad):
         raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
 
 
+def _ragged_error(data):
+    """torch.tensor's error for nested lists whose lengths disagree: it takes the sizes from the
+    first element at each depth, then checks every sequence against them (None: no such error)."""
+    sizes, first = [], data
+    while isinstance(first, (list, tuple)):
+        sizes.append(len(first))
+        first = first[0] if first else None
+
+    def check(value, dim):
+        if dim == len(sizes):
+            if isinstance(value, (list, tuple)):
+                return TypeError(f"must be real number, not {type(value).__name__}")
+            return None
+        if not isinstance(value, (list, tuple)):
+            return TypeError("not a sequence")
+        if len(value) != sizes[dim]:
+            return ValueError(
+                f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(value)})"
+            )
+        return next(filter(None, (check(item, dim + 1) for item in value)), None)
+
+    return check(data, 0)
+
+
 def as_array(data, np_dtype=None):
     """A numpy array from lists, scalars, numpy arrays or torch tensors, with torch's dtype rules."""
     if isinstance(data, TensorData):
@@ -216,7 +240,7 @@ def as_array(data, np_dtype=None):
         try:
             array = np.array(values)
         except ValueError as error:
-            raise ValueError(
+            raise _ragged_error(values) or ValueError(
                 f"could not make a tensor from {type(data).__name__}: {error}"
             ) from None
         python_floats = values is data and not isinstance(data, np.generic)
