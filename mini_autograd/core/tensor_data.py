@@ -168,7 +168,8 @@ class TensorData:
         return self._data.__index__()
 
     def __format__(self, spec):
-        return format(self.item(), spec) if self._data.ndim == 0 else repr(self)
+        """A 0-d tensor formats as its number; any other only with no spec (`f"{x}"`)."""
+        return format(self.item(), spec) if self._data.ndim == 0 else object.__format__(self, spec)
 
     def __iter__(self):
         if self._data.ndim == 0:
