@@ -5,6 +5,7 @@ planted mistakes (wrong answers a learner could write) fail with a message that 
 """
 
 import ast
+import builtins
 import dataclasses
 import re
 
@@ -64,6 +65,15 @@ def test_each_function_holds_at_most_one_exercise_region():
 def test_generated_engine_files_are_current():
     assert engine_file.REFERENCE.read_text("utf-8") == engine_text(keep_solution=True)
     assert engine_file.LEARNER.read_text("utf-8") == engine_text(keep_solution=False)
+
+
+def test_pythons_builtins_keep_their_names_in_the_engine_file():
+    """A learner may call sum(...) or max(...) in their code: no name of the file hides a builtin."""
+    tree = ast.parse(SOLUTION)
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Name)}  # fmt: skip
+    assert not names & set(dir(builtins))
 
 
 def test_solution_engine_is_numpy_only():

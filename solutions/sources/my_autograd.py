@@ -891,7 +891,7 @@ sigmoid = _unary(SigmoidBackward0, lambda a: 1 / (1 + np.exp(-a)), "result", "1 
 t = _unary(TBackward0, lambda a: a.T.copy(), doc="The transpose of a matrix.")
 
 
-def pow(self, exponent):
+def _pow(self, exponent):
     """self ** exponent, for a Python number exponent."""
     if isinstance(exponent, Tensor):
         raise TypeError("my_autograd's ** takes a Python number as the exponent")
@@ -899,7 +899,7 @@ def pow(self, exponent):
     return _record(PowBackward0, data, [self], [("self", self)], _saved_exponent=exponent)
 
 
-def sum(self, dim=None, keepdim=False):
+def _sum(self, dim=None, keepdim=False):  # not `sum`: Python's sum stays usable in this file
     """The sum of all elements, or along `dim` (an int or a tuple of ints)."""
     if dim is None:
         data = np.asarray(self._data.sum())
@@ -943,14 +943,14 @@ def getitem(self, key):
 
 for _name, _function in {
     "__add__": add, "__radd__": add, "__sub__": sub, "__neg__": neg, "__mul__": mul,
-    "__rmul__": mul, "__truediv__": div, "__pow__": pow, "tolist": lambda s: s._data.tolist(),
+    "__rmul__": mul, "__truediv__": div, "__pow__": _pow, "tolist": lambda s: s._data.tolist(),
     "dim": lambda s: s.ndim, "numel": lambda s: s._data.size, "__len__": lambda s: len(s._data),
     "size": lambda s, dim=None: s.shape if dim is None else s.shape[dim],
     "__rsub__": lambda s, number: _record(RsubBackward1, np.asarray(number - s._data), [s]),
     "__rtruediv__": lambda s, number: mul(reciprocal(s), number),  # recorded as PyTorch does
     "__matmul__": mm, "__getitem__": getitem, "add": add, "sub": sub, "mul": mul, "div": div,
-    "pow": pow, "mm": mm, "matmul": mm, "exp": exp, "log": log, "tanh": tanh, "sigmoid": sigmoid,
-    "reciprocal": reciprocal, "sum": sum, "mean": mean, "expand": expand, "reshape": reshape,
+    "pow": _pow, "mm": mm, "matmul": mm, "exp": exp, "log": log, "tanh": tanh, "sigmoid": sigmoid,
+    "reciprocal": reciprocal, "sum": _sum, "mean": mean, "expand": expand, "reshape": reshape,
     "view": reshape, "t": t, "detach": detach, "register_hook": register_hook,
     "retain_grad": retain_grad,
     "add_": lambda s, o: _in_place(s, o, np.add, AddBackward0),
