@@ -501,6 +501,42 @@ def saved_output_without_a_cycle(lib, see):
         gc.enable()
 
 
+def a_saved_tensor_keeps_no_node(lib, see):
+    """what a node saves does not hold the node: the graph goes as soon as its last name goes"""
+    h = leaf(lib) * 2
+    loss = (h * h).sum()  # MulBackward0 saves h, twice
+    alive = weakref.ref(h)
+    gc.disable()  # only reference counting frees now: a cycle would keep the node, and h
+    try:
+        del h, loss
+        see("h, saved by h * h, is freed as soon as the loss goes", alive() is None)
+    finally:
+        gc.enable()
+
+
+def pack_runs_outside_the_graph(lib, see):
+    """pack runs with grad mode off, and it is given every tensor saved, constants included"""
+    modes, given = [], []
+
+    def pack(t):
+        modes.append(lib.is_grad_enabled())
+        given.append(t.tolist())
+        return t * 1  # a copy, made in pack
+
+    x, c = leaf(lib, [1.0, 2.0]), lib.tensor([3.0, 4.0])
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = c * x  # saves c, a constant: x's gradient needs it
+        z = (x * x).sum()
+    see("grad mode inside pack, at each call", str(modes))
+    see("what pack was given", str(given))
+    see(
+        "(c * x).grad_fn._saved_self, pack's copy: requires_grad",
+        y.grad_fn._saved_self.requires_grad,
+    )
+    z.backward()
+    see("x.grad after backward through packed copies", x.grad)
+
+
 def post_hook_sees_tuples(lib, see):
     """a node's post-hook is given its gradients as tuples, as every node returns them"""
     x, w = leaf(lib, ROW), leaf(lib, ROW)
@@ -524,7 +560,8 @@ def root_below_another_root(lib, see):
 
 def retained_grad_is_its_own(lib, see):
     """a retained gradient is the tensor's own: changing the gradient handed to backward later
-    does not change it, and under create_graph it is a recorded copy"""
+    does not change it, under create_graph it is a recorded copy, and a second one makes a new
+    tensor"""
     x = leaf(lib, [1.0, 2.0])
     z = x * 2
     z.retain_grad()
@@ -536,6 +573,15 @@ def retained_grad_is_its_own(lib, see):
     y.retain_grad()
     (y * y).sum().backward(create_graph=True)
     see.graph("the graph of y.grad after backward(create_graph=True), y = x * 2", y.grad)
+    w = x * 3
+    w.retain_grad()
+    loss = (w * w).sum()
+    loss.backward(retain_graph=True)
+    first = w.grad
+    loss.backward()
+    see("w.grad after two backward calls", w.grad)
+    see("the first w.grad, after the second backward", first)
+    see("w.grad is still the first tensor", w.grad is first)
 
 
 def accumulation_is_in_place(lib, see):
@@ -1316,7 +1362,8 @@ TASKS = [
     Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad, enable_grad_as_a_decorator],
          hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
          advice={"enable_grad_as_a_decorator": "Used as a decorator, each of no_grad and enable_grad runs the function inside a fresh block of its own mode: enable_grad turns recording on, even inside no_grad. The function it returns keeps the decorated one's name and docstring, as functools.wraps makes it.",
-                 "value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up."}),
+                 "value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up.",
+                 "raised": "Your engine raised where PyTorch did not. If something was None where a tensor was expected, a function decorated with no_grad or enable_grad lost its result: the decorator's function must return what the decorated one returns."}),
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
@@ -1337,7 +1384,7 @@ TASKS = [
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
-                 "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), so PyTorch keeps a clone of the first one, recorded as CloneBackward0: inside the graph under create_graph, outside it otherwise.",
+                 "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), so PyTorch keeps a clone of the first one, recorded as CloneBackward0: inside the graph under create_graph, outside it otherwise. A later gradient is added into a new tensor: unlike a leaf's .grad, a retained one is not changed in place.",
                  "hooks_run_in_registration_order": "Hooks of one kind run in the order they were registered, each given what the one before it returned: a tensor's hooks, a node's pre-hooks and its post-hooks alike.",
                  "retain_grad_before_node_pre_hooks": "retain_grad keeps the gradient of the tensor: after the tensor's own hooks, before the pre-hooks of its node, which change what the node is given, not the tensor's gradient.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
@@ -1354,12 +1401,14 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, numbers_are_not_packed],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, numbers_are_not_packed, pack_runs_outside_the_graph, a_saved_tensor_keeps_no_node],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
          advice={"saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
                  "saved_output_shares_memory": "A node's own output is kept as that output's memory, not a copy of it: a change through .data (which no version counter sees) shows in the gradient, as in PyTorch, and a copy would double the memory the graph holds.",
                  "hooks_as_a_block": "Leaving the block takes its pair of hooks off again: only what is saved inside the block is packed, and an error raised inside goes on up.",
                  "in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
+                 "pack_runs_outside_the_graph": "pack runs with grad mode off, so that what it computes records nothing; and it is given every tensor the node saves, a constant that requires no grad included.",
+                 "a_saved_tensor_keeps_no_node": "A SavedTensor that kept the node it belongs to would make a cycle (node, its saved tensors, the node again) that only Python's garbage collector breaks, later: the node is given for the moment of saving only.",
                  "numbers_are_not_packed": "A Python number in an operation (the 2 of x * 2) is saved as a tensor the operation made (its _is_wrapped_number is True), not one of the program's: PyTorch never hands it to pack, so a hook sees only the program's own tensors.",
                  "pack_sees_the_output_itself": "pack is given the tensor being saved, the node's own output included: the output itself, with its grad_fn, not the node-less copy of its memory that is kept without hooks.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),

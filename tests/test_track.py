@@ -96,6 +96,33 @@ def test_other_stubs_are_answered_from_the_course(tmp_path):
         (x * x).sum().backward()
 
 
+def _with_stub_of(function, source=SOLUTION):
+    """`source` with the top-level `function` taken from the learner's unfilled file."""
+    unfilled = engine_file.LEARNER.read_text("utf-8")
+
+    def text_of(text):
+        node = next(n for n in ast.parse(text).body if getattr(n, "name", "") == function)
+        return "\n".join(text.splitlines()[node.lineno - 1 : node.end_lineno])
+
+    return source.replace(text_of(source), text_of(unfilled))
+
+
+def test_a_piece_written_in_part_is_checked_with_the_courses_answer_for_the_rest(tmp_path):
+    """retain_grad written, _run_loop still a stub: what is written is judged, not only 'not done'."""
+    right = tmp_path / "right.py"
+    right.write_text(_with_stub_of("_run_loop"), "utf-8")
+    status, text = message("2.7", right)
+    assert status == "not done" and "write `_run_loop`" in text and "matches PyTorch so far" in text
+    in_place = "            self.grad = self.grad + grad\n"
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(
+        _with_stub_of("_run_loop").replace(in_place, "            self.grad._data += grad._data\n"),
+        "utf-8",
+    )
+    status, text = message("2.7", wrong)
+    assert status == "wrong" and "not changed in place" in text
+
+
 def test_a_syntax_error_is_one_line(tmp_path, capsys):
     path = variant(
         tmp_path, ("def compute_dependencies(roots):", "def compute_dependencies(roots)")
@@ -135,6 +162,11 @@ MISTAKES = {
         "2.7",
         [("            self.grad = _record(CloneBackward0, grad._data.copy(), [grad])\n", "            self.grad = grad\n")],
         "must be the tensor's own",
+    ),
+    "2.7 retain_grad adds in place": (
+        "2.7",
+        [("            self.grad = self.grad + grad\n", "            self.grad._data += grad._data\n")],
+        "not changed in place",
     ),
     "2.7 retain_grad's copy left out of the graph": (
         "2.7",
@@ -320,6 +352,26 @@ MISTAKES = {
         '5.5',
         [('    grads = _initial_grads(outputs, grad_outputs)\n    if not all(t.requires_grad for t in inputs):\n        raise RuntimeError(NOT_REQUIRING_MESSAGE)\n', '    if not all(t.requires_grad for t in inputs):\n        raise RuntimeError(NOT_REQUIRING_MESSAGE)\n    grads = _initial_grads(outputs, grad_outputs)\n')],
         'checks the outputs before the inputs',
+    ),
+    '1.6 the decorator drops the result': (
+        '1.6',
+        [('                return function(*args, **kwargs)\n', '                function(*args, **kwargs)\n')],
+        'must return what the decorated one returns',
+    ),
+    '3.3 pack run with grad mode on': (
+        '3.3',
+        [('            with no_grad():\n                self.value = pack(tensor)\n', '            self.value = pack(tensor)\n')],
+        'pack runs with grad mode off',
+    ),
+    '3.3 only tensors that require grad packed': (
+        '3.3',
+        [('        if _hook_stack and not tensor._is_wrapped_number:', '        if _hook_stack and not tensor._is_wrapped_number and tensor.requires_grad:')],
+        'a constant that requires no grad included',
+    ),
+    '3.3 the saved tensor keeps its node': (
+        '3.3',
+        [("        self.is_output = is_output  # the node's own result: its version error names the node\n", "        self.is_output = is_output  # the node's own result: its version error names the node\n        self.node = node\n")],
+        'would make a cycle',
     ),
     '3.3 a number packed': (
         '3.3',

@@ -202,7 +202,8 @@ track.check("2.6")
 # one is that, for a leaf? PyTorch refuses a tensor that does not require grad, saying "cannot
 # register a hook on a tensor that doesn't require gradient", and returns a handle; here
 # returning the hook itself will do) and `retain_grad` (a hook that keeps the
-# gradient in `.grad`, adding when one is already there; the first one it keeps must be `.grad`'s
+# gradient in `.grad`, adding when one is already there, into a new tensor: unlike a leaf's
+# accumulation in 2.8, PyTorch does not add into the old `.grad`; the first one it keeps must be `.grad`'s
 # own memory, since the gradient that arrives may be shared, for instance the very tensor given
 # to `backward`: PyTorch keeps a clone, recorded like any operation (the given node
 # `CloneBackward0`), so that under `create_graph` the kept gradient is part of the graph; on a

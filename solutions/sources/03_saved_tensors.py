@@ -57,7 +57,8 @@ track.check("3.2")
 # %% [markdown]
 # ## Exercise 3.3 (your engine): saving a tensor
 #
-# `SavedTensor(tensor, node, is_output)` is where a node keeps a value. Write its `__init__`. To
+# `SavedTensor(tensor, node, is_output)` is where a node keeps a value. Write its `__init__`
+# (`node` is the node that saves: the node holds its SavedTensors, so what would keeping it make?). To
 # detect later that the tensor was changed in place, stamp the version it has **now** and keep
 # its version counter (the object itself, to read later). Remember `is_output` and that nothing
 # is freed yet. A node's own output (`is_output`) is a special case: the output's `grad_fn` is

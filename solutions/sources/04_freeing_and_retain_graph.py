@@ -295,7 +295,8 @@ except NotImplementedError:
 # ## Exercise 4.5 (your engine): `backward`
 #
 # Write `backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False)`, the
-# function behind `loss.backward()`, with the two it needs:
+# function behind `loss.backward()` (`tensors` is one tensor or a sequence of them, as in
+# `torch.autograd.backward`), with the two it needs:
 #
 # * `_initial_grads(outputs, grad_outputs)`: the gradient each output starts from.
 #   `grad_outputs` is what the user passed, to `backward` or to `autograd.grad`: `None`, one
