@@ -282,6 +282,8 @@ def accumulation(lib, see):
     """two backward calls add into .grad, which stays the same tensor"""
     x = leaf(lib)
     loss = (x * x).sum()
+    accumulator = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+    see("x's AccumulateGrad: its .variable is x", accumulator.variable is x)
     loss.backward(retain_graph=True)
     first, memory = x.grad, x.grad.detach()  # memory: a tensor sharing .grad's numbers
     see("x.grad after one backward", x.grad)
@@ -1344,6 +1346,12 @@ def starting_gradients(lib, see):
               lambda: lib.autograd.backward([x.sum(), lib.tensor(1.0)]))  # fmt: skip
     see.error("a starting gradient of the wrong shape",
               lambda: (x * 2).backward(lib.tensor([1.0, 2.0])))  # fmt: skip
+    two = [x.sum(), (x * 2).sum()]
+    see.error("two outputs, one gradient", lambda: lib.autograd.backward(two, [lib.tensor(1.0)]))
+    see.error("two outputs, one tensor as their gradient",
+              lambda: lib.autograd.backward(two, lib.tensor(1.0)))  # fmt: skip
+    lib.autograd.backward([x.sum()], [lib.tensor(2.0), lib.tensor(5.0)])
+    see("x.grad after one output was given two gradients (the extra one is ignored)", x.grad)
     c = lib.tensor(ROW)  # for a tensor outside the graph, PyTorch checks the gradient first
     see.error("a constant's backward(), not a scalar either", lambda: c.backward())
     see.error("a constant's backward(v), v of the wrong shape",
@@ -1424,7 +1432,7 @@ TASKS = [
                  "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs, starting_gradient_in_the_graph],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails",
-         advice={"starting_gradients": "PyTorch checks in this order: first the starting gradients, output by output (a given one must have the output's shape; only an output that requires grad needs to be a scalar when none is given), and only then, in its engine, that every output requires grad.",
+         advice={"starting_gradients": "PyTorch checks in this order: first the starting gradients, output by output (a given one must have the output's shape; only an output that requires grad needs to be a scalar when none is given), then that there is one for each output (extra ones are ignored), and only then, in its engine, that every output requires grad.",
                  "one_element_outputs": "The gradient a one-element output starts from is a plain tensor of ones, of the output's own shape and dtype, outside the graph (it requires no grad).",
                  "starting_gradient_in_the_graph": "A gradient given to backward is where the run starts, as it is (not a detached copy): under create_graph what is computed from it stays in the graph, and can be differentiated with respect to it."}),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],

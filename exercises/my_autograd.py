@@ -51,6 +51,7 @@ UNUSED_MESSAGE = "The differentiated Tensor at index {} appears to not have been
 MODIFIED_MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation: {} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
 SCALAR_ONLY_MESSAGE = "grad can be implicitly created only for scalar outputs"
 NO_GRAD_FN_MESSAGE = "element {} of tensors does not require grad and does not have a grad_fn"
+COUNT_MESSAGE = "got {} tensors and {} gradients"
 SHAPE_MESSAGE = "Mismatch in shape: grad_output[{0}] has a shape of torch.Size({1}) and output[{0}] has a shape of torch.Size({2})."
 NOT_REQUIRING_MESSAGE = "One of the differentiated Tensors does not require grad"
 RETAIN_GRAD_MESSAGE = "can't retain_grad on Tensor that has requires_grad=False"

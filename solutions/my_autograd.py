@@ -51,6 +51,7 @@ UNUSED_MESSAGE = "The differentiated Tensor at index {} appears to not have been
 MODIFIED_MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation: {} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
 SCALAR_ONLY_MESSAGE = "grad can be implicitly created only for scalar outputs"
 NO_GRAD_FN_MESSAGE = "element {} of tensors does not require grad and does not have a grad_fn"
+COUNT_MESSAGE = "got {} tensors and {} gradients"
 SHAPE_MESSAGE = "Mismatch in shape: grad_output[{0}] has a shape of torch.Size({1}) and output[{0}] has a shape of torch.Size({2})."
 NOT_REQUIRING_MESSAGE = "One of the differentiated Tensors does not require grad"
 RETAIN_GRAD_MESSAGE = "can't retain_grad on Tensor that has requires_grad=False"
@@ -597,14 +598,16 @@ def _initial_grads(outputs, grad_outputs):
     """The gradient each output starts from: the one given in `grad_outputs` (None, one tensor,
     or one tensor or None per output), or ones for a one-element output."""
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs] * len(outputs) if len(outputs) == 1 else [None] * len(outputs)
+        grad_outputs = [None] * len(outputs) if grad_outputs is None else [grad_outputs]
     grads = []
-    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):  # extra gradients: ignored
         if grad is not None and grad.shape != out.shape:
             raise RuntimeError(SHAPE_MESSAGE.format(i, list(grad.shape), list(out.shape)))
         if grad is None and out.requires_grad and out._data.size != 1:
             raise RuntimeError(SCALAR_ONLY_MESSAGE)
         grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad)
+    if len(grads) != len(outputs):
+        raise RuntimeError(COUNT_MESSAGE.format(len(outputs), len(grads)))
     for i, out in enumerate(outputs):  # PyTorch's engine checks this after the gradients
         if not out.requires_grad:
             raise RuntimeError(NO_GRAD_FN_MESSAGE.format(i))

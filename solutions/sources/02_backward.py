@@ -233,7 +233,7 @@ track.check("2.7")
 # ## Exercise 2.8 (your engine): accumulating into `.grad`
 #
 # The last node on every path is a leaf's `AccumulateGrad`. Write its `__init__` (it has no
-# inputs; it remembers its leaf, and among ready nodes it must run first) and its `apply(grad)`:
+# inputs; it remembers its leaf as `variable`, PyTorch's name, and among ready nodes it must run first) and its `apply(grad)`:
 #
 # * the first gradient becomes `variable.grad` as a copy of its own, recorded like any operation
 #   (the given node `CopyBackwards`, PyTorch's): outside the graph unless grad mode is on, which

@@ -302,8 +302,9 @@ except NotImplementedError:
 #   `grad_outputs` is what the user passed, to `backward` or to `autograd.grad`: `None`, one
 #   tensor, or one per output (each a tensor or `None`). A one-element output may start from
 #   ones; any other needs a gradient given, of its own shape; an output that does not require
-#   grad cannot start at all. PyTorch's three errors stand, to the letter, at the top of your
-#   file (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`). When several apply,
+#   grad cannot start at all; fewer gradients than outputs is refused too (more are
+#   ignored). PyTorch's four errors stand, to the letter, at the top of your file
+#   (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`, `COUNT_MESSAGE`). When several apply,
 #   which one does PyTorch raise? Try `torch.ones(3).backward()` and
 #   `torch.ones(3).backward(torch.ones(2))`: it looks at the gradients first, output by output,
 #   and only afterwards, in its engine, at whether the outputs require grad.
