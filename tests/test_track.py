@@ -647,6 +647,11 @@ MISTAKES = {
         [("    return tuple(captured)\n", "    return list(captured)\n")],
         "'list'; PyTorch gives 'tuple'",
     ),
+    "5.5 a single input iterated over": (
+        "5.5",
+        [("    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)\n", "    inputs = tuple(inputs)\n")],
+        "must count as one",
+    ),
     "5.5 create_graph not passed on to the run": (
         "5.5",
         [("captured = run_backward(outputs, grads, retain_graph, create_graph, inputs)", "captured = run_backward(outputs, grads, retain_graph, False, inputs)")],
