@@ -176,8 +176,15 @@ class TensorData:
             raise TypeError(errors.ITERATE_0D)
         return (self[i] for i in range(self._data.shape[0]))
 
+    # numpy defers to the tensor's own operators, so `np.float64(2) * x` is a tensor, as in PyTorch
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """What a numpy function of a tensor returns (`np.sin(x)`): a tensor, bool as uint8."""
+        return self._make(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
     def __repr__(self):
         return tensor_repr(self)
