@@ -171,7 +171,25 @@ def _numerical_directional(func, inputs, x, u, eps):
     data[...] = original + eps * u
     after = _float_outputs(func, inputs)
     data[...] = original
+    _check_same_shape_and_dtype(before, after, eps)
     return [(a - b) / (2 * eps) for b, a in zip(before, after)]
+
+
+def _check_same_shape_and_dtype(before, after, eps, index=None):
+    """PyTorch's AssertionError when perturbing an input changes an output's shape or dtype."""
+    on_index = f"on index {index} " if index is not None else ""
+    perturbed = f"when inputs are perturbed {on_index}by {eps}, but got:"
+    for b, a in zip(before, after):
+        if b.shape != a.shape:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same shape {perturbed} shapes "
+                f"torch.Size({list(b.shape)}) and torch.Size({list(a.shape)})."
+            )
+        if b.dtype != a.dtype:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same dtype {perturbed} dtypes "
+                f"torch.{b.dtype} and torch.{a.dtype}."
+            )
 
 
 def _check_inputs(inputs):
@@ -220,6 +238,7 @@ def _numerical_jacobians(func, inputs, wrt, eps):
             data[index] = original + eps
             after = _float_outputs(func, inputs)
             data[index] = original
+            _check_same_shape_and_dtype(before, after, eps, index)
             if per_output is None:
                 per_output = [np.zeros((data.size, b.size), b.dtype) for b in before]
             for jacobian, b, a in zip(per_output, before, after):
