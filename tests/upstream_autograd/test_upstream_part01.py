@@ -514,7 +514,6 @@ class TestAutograd(Harness):
             f"output[0] has a shape of {grad_sum.shape}.",
         )
 
-    @mini_fails("missing API", "torch.autograd._functions.Resize")
     def test_grad_to_node(self, torch):
         def check_matches(out, inp):
             ref = torch.autograd.grad(out.sum(), inp)
