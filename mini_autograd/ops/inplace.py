@@ -328,7 +328,7 @@ def mul_(self, other):
 
 def div_(self, other):
     """self /= other, in place."""
-    return _binary_inplace(self, other, arithmetic.div, np.true_divide, true_division=True)
+    return _binary_inplace(self, other, arithmetic.div, arithmetic.true_divide, true_division=True)
 
 
 def _fill(self, value, node):

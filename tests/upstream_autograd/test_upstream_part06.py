@@ -57,10 +57,6 @@ class TestAutograd(Harness):
                     out.backward()
             self.assertIn("MyFunc.apply", str(w[0].message))
 
-    @mini_fails(
-        "error type or text",
-        "numpy's RuntimeWarning for 0/0 (g1[0] /= 0: torch warns nothing) is recorded before anomaly mode's warning",
-    )
     def test_nested_anomaly_detect_nan(self, torch):
         size = 10
 
