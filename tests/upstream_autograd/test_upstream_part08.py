@@ -473,7 +473,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(RuntimeError, "received a tensor that was not an input."):
             Func.apply(a.clone())
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input (of a split_with_sizes output)")
     def test_custom_function_inplace_on_non_default_view(self, torch):
         class Func(torch.autograd.Function):
             @staticmethod
