@@ -399,12 +399,6 @@ class TestAutograd(Harness):
                 gradcheck(fn2, (x,), atol=1e-1, raise_exception=False, fast_mode=fast_mode)
             )
 
-    @mini_fails(
-        "missing API",
-        "gradcheck has no check_undefined_grad: torch then runs backward from UndefinedGrad "
-        "nodes, whose None grad_outputs reach the hook; mini_autograd's engine has no undefined "
-        "gradient (a None from a backward stops the edge, no hook sees it)",
-    )
     def test_gradcheck_undefined_grad(self, torch):
         gradcheck = torch.autograd.gradcheck
         for fast_mode in (True, False):
