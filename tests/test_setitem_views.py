@@ -315,12 +315,10 @@ def run_both(program):
     assert_same(actual, expected)
 
 
-# --- what needs a change outside the ops modules ---------------------------------------------
-# Each program of NEEDS is a strict xfail: it fails today, and fails (XPASS) once the change is
-# made, to say the entry can go.
-VIEW_REQUIRES_GRAD = "needs tensor.py and node.py: a view's requires_grad follows its base's"
-
-
+# --- what needed a change outside the ops modules --------------------------------------------
+# A program in NEEDS is a strict xfail: it fails today, and fails (XPASS) once the change is made,
+# to say the entry can go. None is left: a view's requires_grad follows its base's (tensor.py,
+# node.py) since the upstream autograd tests asked for it.
 def p_base_changed_after_view(lib):
     x = x23(lib, True)
     b = x * 1
@@ -413,10 +411,7 @@ PROGRAMS = [
     p_no_grad_view_of_plain_tensor,
     p_second_backward_through_copy_slices,
 ]
-NEEDS = {
-    p_view_of_plain_tensor_joins_the_graph: VIEW_REQUIRES_GRAD,
-    p_no_grad_view_requires_grad: VIEW_REQUIRES_GRAD,
-}
+NEEDS = {}
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__[2:] for p in PROGRAMS])

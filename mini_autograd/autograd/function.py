@@ -335,7 +335,7 @@ def _wrap_output(ctx, out, output_nr, args, recording):
     if not differentiable:
         if is_input and (out.requires_grad or not is_dirty):
             return out.detach()  # an alias: same memory and version counter, no grad
-        if out.requires_grad:
+        if out.requires_grad and out._view_base is None:  # a view stays one, as made in no_grad
             out.detach_()
         return out
     if is_dirty:

@@ -310,10 +310,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         self.assertEqual(b.grad.tolist(), [5])
         self.assertIsNone(a.grad)
 
-    @mini_fails(
-        "graph structure",
-        "a view does not come to require grad when an in-place op makes its base require it",
-    )
     def test_inplace_on_view_modify_base_cpu(self, torch):
         # An in-place op that makes the base require grad makes its earlier views require it.
         r = torch.ones(1, dtype=torch.double, device=DEVICE, requires_grad=True)
