@@ -19,7 +19,7 @@ from ..core.saved import SavedTensor
 from ..core.tensor import Tensor
 from ..ops.broadcasting import sum_to
 from ..ops.derivatives import cast
-from ..ops.inplace import MULTI_OUTPUT_VIEW, view_error
+from ..ops.inplace import MULTI_OUTPUT_VIEW, VIEW_OF_LEAF_IN_PLACE, view_error
 from ..ops.recording import announce
 
 DIRTY_NOT_AN_INPUT = (
@@ -347,6 +347,8 @@ def _wrap_output(ctx, out, output_nr, args, recording):
                 "a leaf Variable that requires grad has been used in an in-place operation."
             )
         if out.requires_grad and owner is not None and owner.requires_grad:
+            if owner.grad_fn is None:  # PyTorch's check_inplace, before any history is made
+                raise RuntimeError(VIEW_OF_LEAF_IN_PLACE)
             raise RuntimeError(
                 "mini_autograd does not support ctx.mark_dirty() on a view of a tensor that "
                 "requires grad; return a new tensor instead (out-of-place)."

@@ -493,10 +493,6 @@ class TestAutograd(Harness):
         ):
             Func.apply(b)
 
-    @mini_fails(
-        "missing API",
-        "ctx.mark_dirty on a view input (mini_autograd refuses it before torch's leaf-view error)",
-    )
     def test_custom_function_inplace_on_view_of_leaf(self, torch):
         class Func(torch.autograd.Function):
             @staticmethod
