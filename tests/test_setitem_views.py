@@ -380,6 +380,19 @@ def p_second_backward_through_copy_slices(lib):
     return outcome(b.sum().backward)
 
 
+def p_double_backward_through_in_place_on_view(lib):
+    # The saved result of relu_ on a view leads to the view's history (through CopySlices),
+    # not to the relu node inside CopySlices: a double backward runs (upstream's
+    # test_inplace_on_view_backward, with relu_ for threshold_). Values only: g's own graph
+    # differs (AsStridedBackward0's backward records IndexPutImpl, not torch's CopySlices).
+    x = x23(lib, True)
+    view = (x + 1).view_as(x)
+    out = lib.sigmoid(lib.nn.functional.relu(view, inplace=True))
+    (g,) = lib.autograd.grad(out, x, lib.ones(2, 3), create_graph=True, retain_graph=True)
+    g.sum().backward()
+    return to_numpy(g), grad_of(x)
+
+
 PROGRAMS = [
     p_plain_setitem,
     p_plain_setitem_casts,
@@ -410,6 +423,7 @@ PROGRAMS = [
     p_view_made_before_its_base_required_grad,
     p_no_grad_view_of_plain_tensor,
     p_second_backward_through_copy_slices,
+    p_double_backward_through_in_place_on_view,
 ]
 NEEDS = {}
 
