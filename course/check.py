@@ -24,13 +24,15 @@ import contextlib
 import functools
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from unittest import mock
 
 import numpy as np
 
-from mini_autograd.instruments.memory import as_numpy
+from mini_autograd.instruments.memory import as_numpy, is_tensor
 
 DEFAULT_HINT = "replace the `raise NotImplementedError(...)` line with your code"
 
@@ -133,7 +135,7 @@ def call(fn: Callable, *args: Any, where: str = "", explain: Callable | None = N
 def retained_for_nothing(cut: str, whose: str) -> str:
     """The words for a retain_graph=True in a loop that needs none: `cut` says what is carried
     without its graph, `whose` whose graph the flag keeps ("this chunk's")."""
-    return f"the losses are right, but a backward keeps its graph (retain_graph=True) for nothing: {cut}, so no later backward goes back into {whose} graph, and the flag only holds its saved tensors alive longer. Remove it"
+    return f"the losses are right, but a backward keeps its graph (retain_graph=True, or create_graph=True, which turns it on) for nothing: {cut}, so no later backward goes back into {whose} graph, and the flag only holds its saved tensors alive longer. Remove it"
 
 
 def freed_graph(error: BaseException) -> bool:
@@ -334,6 +336,49 @@ def data_note(reads: int) -> str:
 # --- watching backward, zero_grad and step -------------------------------------------------------
 
 
+def held_graphs(stop) -> dict:
+    """{name: the graph nodes reachable from it} for the tensors of either library (and lists,
+    tuples and dicts of them) held by the learner's running code: the frames under `stop`, the
+    check's."""
+    import mini_autograd as ma
+    from mini_autograd.instruments.graph_walk import graph_nodes
+
+    libraries = [os.path.dirname(module.__file__) + os.sep for module in (ma, load_torch())]
+    unwatched = (*libraries, call.__code__.co_filename)
+    held, frame = {}, sys._getframe(1)
+    while frame is not None and frame is not stop:
+        if not frame.f_code.co_filename.startswith(unwatched):
+            for name, value in frame.f_locals.items():
+                items = list(value.values()) if isinstance(value, dict) else value
+                items = items if isinstance(items, (list, tuple)) else [items]
+                roots = [v for v in items if is_tensor(v) and v.grad_fn is not None]
+                if roots:
+                    nodes = graph_nodes(roots)
+                    if len(nodes) > len(held.get(name, ())):
+                        held[name] = nodes
+        frame = frame.f_back
+    return held
+
+
+def growing_graph(sizes: Sequence[dict]) -> tuple | None:
+    """(name, (first step, nodes), (last step, nodes)) for the first variable whose graph grows
+    at every third of the steps (`sizes`: one {name: graph nodes} a step), or None."""
+    for name in sorted({name for step in sizes for name in step}):
+        counts = [(k, step[name]) for k, step in enumerate(sizes, start=1) if name in step]
+        if len(counts) >= 3 and counts[-1][1] > counts[len(counts) // 2][1] > counts[0][1]:
+            return name, counts[0], counts[-1]
+    return None
+
+
+def kept_graphs(sizes: Sequence[dict]) -> str | None:
+    """Plain words on a variable of the learner's that keeps every step's graph, or None."""
+    grown = growing_graph(sizes)
+    if grown is None:
+        return None
+    name, (first, a), (last, b) = grown
+    return f"`{name}` holds the graph of every earlier step ({a} graph nodes reachable from it at step {first}, {b} at step {last}): a tensor kept from one step to the next (a loss added up as a tensor, a list of loss tensors) keeps each step's whole graph, and what it saved, alive. Keep Python numbers instead (`loss.item()`), or detach what you keep"
+
+
 class Spy(contextlib.ExitStack):
     """Watch the backward passes of both libraries, and mini_autograd's zero_grad, step and
     reads of ``Tensor.data``, while a ``with`` block runs (entered again, what it saw adds up).
@@ -341,21 +386,29 @@ class Spy(contextlib.ExitStack):
     ``retains``: whether each backward pass kept its graph (retain_graph, which defaults to
     create_graph), in order; ``events``: "zero_grad", "backward" and "step" in mini_autograd, in
     order; ``data_reads``: how many times ``.data`` was read; ``on_backward(roots)`` runs before
-    each mini_autograd pass. Every mini_autograd entry point goes through engine.run_backward;
+    each mini_autograd pass; with ``watch_graphs``, ``graph_sizes`` gets the size of the graph
+    each variable of the learner's code holds at each pass (see ``kept_graphs``). Every mini_autograd entry point goes through engine.run_backward;
     torch's Tensor.backward calls torch.autograd.backward, so wrapping it and grad sees them all.
     """
 
-    def __init__(self, on_backward: Callable | None = None) -> None:
+    def __init__(self, on_backward: Callable | None = None, watch_graphs: bool = False) -> None:
         super().__init__()
         self.events: list[str] = []
         self.retains: list[bool] = []
         self.data_reads = 0
         self.on_backward = on_backward
+        self.graph_sizes: list[dict] = []  # with watch_graphs: {name: graph nodes} a pass
+        self._stop = sys._getframe(1) if watch_graphs else None  # the check's frame
 
     @property
     def retained(self) -> bool:
         """True once a backward pass of either library kept its graph."""
         return any(self.retains)
+
+    def _measure_graphs(self) -> None:
+        if self._stop is not None:
+            held = held_graphs(self._stop)
+            self.graph_sizes.append({name: len(nodes) for name, nodes in held.items()})
 
     def _ma(self, event: str, original: Callable) -> Callable:
         def spy(*args: Any, **kwargs: Any) -> Any:
@@ -364,6 +417,7 @@ class Spy(contextlib.ExitStack):
                 self.retains.append(bool(args[2]))
                 if self.on_backward:
                     self.on_backward(args[0])
+                self._measure_graphs()
             return original(*args, **kwargs)
 
         return spy
@@ -380,6 +434,7 @@ class Spy(contextlib.ExitStack):
             self.retains.append(
                 bool(given.get("create_graph", False) if retain is None else retain)
             )
+            self._measure_graphs()
             return original(*args, **kwargs)
 
         return entry

@@ -103,7 +103,7 @@ def check_half_hooks(pack, unpack):
             )
         if value.dtype != dtype:
             raise Feedback(
-                f"unpack returned a {value.dtype} tensor for a saved {dtype} one: convert it back, or backward computes in the wrong precision."
+                f"unpack returned a {value.dtype} tensor for a saved {dtype} one: convert it back, or backward computes in the wrong precision. Each saved tensor comes back in its own dtype: keep the dtype in what pack returns, not in a variable that every call of pack shares."
             )
         if (
             is_smaller
@@ -151,6 +151,16 @@ def check_half_hooks(pack, unpack):
             raise Feedback(
                 f"on the model run in float64, the gradient of {name} differs from PyTorch's without hooks ({problem}): more than float16 rounding explains."
             )
+    # float32 times float64 in one graph: each saved tensor comes back in its own dtype.
+    a = ma.tensor(arrays[0][0], requires_grad=True)
+    b = ma.tensor(arrays[0][1].astype(np.float64), requires_grad=True)
+
+    def run_mixed():
+        with ma.autograd.graph.saved_tensors_hooks(counting_pack, checking_unpack):
+            loss = (a * b).exp().sum()
+        loss.backward()
+
+    call(run_mixed, where=" (while running a float32 tensor times a float64 one with your hooks)")
     worst = max(
         float(np.max(np.abs(as_array(m.grad) - as_array(t.grad))))
         for m, t in zip(mine[1:], theirs[1:])

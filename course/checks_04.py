@@ -12,7 +12,6 @@ notebook also imports TWICE_PROGRAMS, twice_truth, heads_tensors and normaliser_
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from types import SimpleNamespace
 from unittest import mock
@@ -30,6 +29,8 @@ from course.check import (
     describe_error,
     difference,
     freed_graph,
+    growing_graph,
+    held_graphs,
     load_torch,
 )
 from mini_autograd.core.node import AccumulateGrad, Node
@@ -273,37 +274,15 @@ def _as_weights(result):
     raise Feedback(f"train should return (w1, w2), not {type(result).__name__}.")
 
 
-_UNWATCHED = (os.path.dirname(ma.__file__) + os.sep, call.__code__.co_filename)  # engine, spy
-
-
-def _held_graphs(stop):
-    """{name: the graph nodes reachable from it} for the tensors (and lists, tuples and dicts of
-    them) held by the learner's running code: the frames under `stop`, the check's."""
-    held, frame = {}, sys._getframe(1)
-    while frame is not None and frame is not stop:
-        if not frame.f_code.co_filename.startswith(_UNWATCHED):
-            for name, value in frame.f_locals.items():
-                items = list(value.values()) if isinstance(value, dict) else value
-                items = items if isinstance(items, (list, tuple)) else [items]
-                roots = [v for v in items if isinstance(v, ma.Tensor) and v.grad_fn is not None]
-                if roots:
-                    nodes = graph_nodes(roots)
-                    if len(nodes) > len(held.get(name, ())):
-                        held[name] = nodes
-        frame = frame.f_back
-    return held
-
-
 def _check_growth(sizes):
     """Feedback on a variable whose graph grows from step to step (`sizes`: one dict a step)."""
-    for name in sorted({name for step in sizes for name in step}):
-        counts = [(k, step[name]) for k, step in enumerate(sizes, start=1) if name in step]
-        (first, a), (_, middle), (last, b) = counts[0], counts[len(counts) // 2], counts[-1]
-        if len(counts) >= 3 and b > middle > a:
-            what = "the running mean" if name == "running_mean" else f"`{name}`"
-            raise Feedback(
-                f"{what} still records its own history: `{name}` carries the graph of every earlier step ({a} graph nodes reachable from it at step {first}, {b} at step {last}): the saved bytes stay flat, because backward frees what those nodes saved, but the nodes themselves pile up with every step. Detaching it where it is used is not enough: detach it where it is updated, so that it is a constant (features.detach() in the update, or the update under lib.no_grad())."
-            )
+    grown = growing_graph(sizes)
+    if grown:
+        name, (first, a), (last, b) = grown
+        what = "the running mean" if name == "running_mean" else f"`{name}`"
+        raise Feedback(
+            f"{what} still records its own history: `{name}` carries the graph of every earlier step ({a} graph nodes reachable from it at step {first}, {b} at step {last}): the saved bytes stay flat, because backward frees what those nodes saved, but the nodes themselves pile up with every step. Detaching it where it is used is not enough: detach it where it is updated, so that it is a constant (features.detach() in the update, or the update under lib.no_grad())."
+        )
 
 
 def _check_history(carried, sizes):
@@ -337,7 +316,7 @@ def check_fixed_loop(train):
 
     def measure(roots):
         held.append(saved_bytes(list(roots)))
-        graphs = _held_graphs(here)
+        graphs = held_graphs(here)
         sizes.append({name: len(nodes) for name, nodes in graphs.items()})
         earlier = {id(n) for n in previous}  # alive in `previous`: no id is reused
         carried.append({name for name, got in graphs.items() if any(id(n) in earlier for n in got)})
@@ -372,7 +351,7 @@ def check_fixed_loop(train):
         )
     if spy.retained:
         raise Feedback(
-            f"your loop still passes retain_graph=True ({sum(spy.retains)} of {steps} steps); once nothing is carried over, no step needs it."
+            f"your loop still keeps each step's graph with retain_graph=True (or create_graph=True, which turns it on) ({sum(spy.retains)} of {steps} steps); once nothing is carried over, no step needs it."
         )
     if len(set(held)) != 1:
         raise Feedback(

@@ -33,6 +33,7 @@ from course.check import (
     first_difference,
     freed_graph,
     in_place_error,
+    kept_graphs,
     losses_of,
     named_mistake,
     number,
@@ -214,7 +215,7 @@ def check_regression_loop(train_regression, n_epochs=5):
     note = ""
     for lib in (ma, torch):
         name = lib.__name__
-        with Spy() as spy:
+        with Spy(watch_graphs=True) as spy:
             args = (lib, x_np.copy(), noise_np.copy(), start, n_epochs)
             result = call(
                 train_regression, *args, explain=functools.partial(_regression_error, name)
@@ -230,6 +231,9 @@ def check_regression_loop(train_regression, n_epochs=5):
             raise Feedback(
                 f"with {name}, {problem}: keep the seed's data (y = 1 + 2 * x + 0.3 * noise from x_np and noise_np), model, lr and order of steps"
             )
+        kept = kept_graphs(spy.graph_sizes)
+        if kept:
+            raise Feedback(f"with {name} it trains, but {kept}")
     return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
 
 
@@ -323,7 +327,7 @@ def _tbptt_case(train_tbptt, series, window, where):
             return f"{where}: your loop trained the {chunks} chunks the series holds, then started another and raised {type(error).__name__}: each chunk's targets are its inputs shifted by one, so the last chunk needs one value after its inputs; with {len(series)} values there are (len(series) - 1) // window = {chunks} chunks."
         return _tbptt_error(where, error)
 
-    with Spy() as order:
+    with Spy(watch_graphs=True) as order:
         args = (ma, make_regressor(ma), series.copy(), window)
         result = call(train_tbptt, *args, explain=explain)
     losses = losses_of(result, chunks, per="chunk")
@@ -333,6 +337,9 @@ def _tbptt_case(train_tbptt, series, window, where):
             f"{where}: "
             + retained_for_nothing("each chunk starts from a detached state", "this chunk's")
         )
+    kept = kept_graphs(order.graph_sizes)
+    if problem is None and kept:
+        raise Feedback(f"{where}: it trains, but {kept}")
     if problem is None:
         return tensor_note(result) + data_note(order.data_reads)
     zero_grad = zero_grad_problem(order.events)

@@ -7,9 +7,11 @@ and the answers are PyTorch code, compared with a reference run from the same we
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import re
+import textwrap
 
 import numpy as np
 import torch
@@ -22,6 +24,7 @@ from course.check import (
     checker,
     first_difference,
     freed_graph,
+    kept_graphs,
     losses_of,
     named_mistake,
     retained_for_nothing,
@@ -135,10 +138,10 @@ RETAIN_WORDS = "retain_graph=True is the wrong fix here: it keeps every step's g
 def _source_note(fn):
     """' (note: ...)' when the learner's function reads `.data`; else ''."""
     try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
         return ""
-    if re.search(r"\.data\b", source):
+    if any(isinstance(n, ast.Attribute) and n.attr == "data" for n in ast.walk(tree)):
         return " (note: `.data` works here, but `.detach()` is the safe cut: it keeps the version check that `.data` skips)"
     return ""
 
@@ -166,7 +169,7 @@ def _explain(spy, error):
 def check_fixed_loop(train_smooth):
     """8.2: train_smooth(xs, ys, model) gives the reference run's losses, without retain_graph."""
     expected = reference_loop(*smoothing_data(), make_model())
-    with Spy() as spy:
+    with Spy(watch_graphs=True) as spy:
         result = call(
             train_smooth, *smoothing_data(), make_model(), explain=functools.partial(_explain, spy)
         )
@@ -180,6 +183,9 @@ def check_fixed_loop(train_smooth):
         raise Feedback(
             f"it runs, but {RETAIN_WORDS}: the gradients are not the loop's, and memory and time per step grow with every step (chapter 08, section 8). Carry the previous prediction without its graph instead (detach it where it is carried over)"
         )
+    kept = kept_graphs(spy.graph_sizes)
+    if problem is None and kept:
+        raise Feedback(f"it trains, but {kept}")
     if problem is None:
         return f"all {len(expected)} steps train with the reference run's losses, and no backward keeps its graph.{tensor_note(result)}{_source_note(train_smooth)}"
     wrong_fixes = (

@@ -110,3 +110,21 @@ def test_half_hooks_that_convert_back_to_float32_fail_on_float64(one_line, pack)
     assert "on the model run in float64, unpack converted a saved tensor back to" in line, line
     assert "mini_autograd.float32, but the saved tensor was mini_autograd.float64" in line, line
     assert "Remember the dtype at pack time" in line, line
+
+
+def test_half_hooks_that_keep_the_dtype_in_a_shared_variable_fail_on_mixed_dtypes(one_line):
+    """The dtype kept in one variable for every call of pack: each model alone passes, a graph of
+    float32 and float64 tensors gets one of them back in the other's dtype."""
+    last = {}
+
+    def pack(t):
+        last["dtype"] = t.dtype
+        return t.to(ma.float16)
+
+    def unpack(packed):
+        return packed.to(last["dtype"])
+
+    assert not check_half_hooks(pack, unpack)
+    line = one_line()
+    assert "for a saved mini_autograd.float32 one" in line, line
+    assert "not in a variable that every call of pack shares" in line, line

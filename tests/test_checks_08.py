@@ -76,7 +76,7 @@ KEEPS_THE_GRAPH = (
 def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
     """The exercise's loop, with the learner's fix (or mistake) `variant`."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    previous, losses = None, []
+    previous, losses, total = None, [], 0
     for x, y in zip(xs, ys):
         if variant == "re-init":
             previous = None
@@ -122,6 +122,8 @@ def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
         else:
             previous = prediction.detach()
         losses.append(loss.detach() if variant == "tensor losses" else loss.item())
+        if variant == "tensor total":
+            total = total + loss  # a running total as a tensor: it holds every step's graph
     if variant == "no return":
         return None
     return losses[:-1] if variant == "too short" else losses
@@ -174,6 +176,24 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
 
     assert check_fixed_loop(with_data)
     assert "(note: `.data` works here, but `.detach()` is the safe cut" in one_line()
+
+    def with_a_comment(xs, ys, model):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        previous, losses = None, []
+        for x, y in zip(xs, ys):
+            prediction = model(x)
+            loss = torch.nn.functional.mse_loss(prediction, y)
+            if previous is not None:
+                loss = loss + 0.1 * (prediction - previous).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            previous = prediction.detach()  # not .data: it skips the version check
+            losses.append(loss.item())
+        return losses
+
+    assert check_fixed_loop(with_a_comment)
+    assert "note" not in one_line()
     assert check_fixed_loop(variant("tensor losses"))
     assert "you returned a tensor where a float is asked" in one_line()
 
@@ -198,6 +218,7 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
         ("broken", "still reaches into the first step's freed graph"),
         ("detach the loss", "no gradient reaches the parameters any more"),
         ("no return", "your function returned None; return the list of the 12 losses"),
+        ("tensor total", "`total` holds the graph of every earlier step"),
         ("too short", "expected 12 losses, one per step, got 11"),
     ],
 )
