@@ -455,3 +455,21 @@ def test_function_forms_are_the_methods():
         if name in METHODS and name != "where":
             assert getattr(ops, name).__wrapped__ is METHODS[name], name
     assert ma.softmax is METHODS["softmax"]
+
+
+@pytest.mark.parametrize("lib", [torch, ma], ids=["torch", "mini_autograd"])
+def test_tanh_float32_backward_rounds_one_minus_square_once(lib):
+    """tanh's gradient in float32 is grad * (1 - y * y) with 1 - y * y rounded once (torch's
+    kernel fuses the multiply and the subtraction), so that a hand-written (1 - y**2) * grad,
+    rounded twice, differs from it in the last bit for some elements (Karpathy's "backprop
+    ninja" prints exact: False there)."""
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal(10_000, dtype=np.float32), requires_grad=True)
+    g = lib.tensor(rng.standard_normal(10_000, dtype=np.float32))
+    y = lib.tanh(x)
+    y.backward(g)
+    y32, g32 = y.detach().numpy(), g.numpy()
+    fused = (1 - y32.astype(np.float64) * y32).astype(np.float32) * g32
+    rounded_twice = (np.float32(1) - y32 * y32) * g32
+    assert np.array_equal(x.grad.numpy(), fused)
+    assert not np.array_equal(x.grad.numpy(), rounded_twice)
