@@ -94,3 +94,25 @@ def test_a_no_grad_view_whose_base_changed_prints_an_invalid_grad_fn():
         return repr(view)
 
     assert program(ma) == program(torch) == "tensor([2.], grad_fn=<Invalid>)"
+
+
+FORMATTED = {
+    "0-d": lambda lib: lib.tensor(2.5),
+    "1-element": lambda lib: lib.tensor([2.5]),
+    "0-d parameter": lambda lib: lib.nn.Parameter(lib.tensor(2.5)),
+    "0-d requiring grad": lambda lib: lib.tensor(2.5, requires_grad=True) * 2,
+}
+
+
+@pytest.mark.parametrize("spec", ["", ".2f", ">12"])
+@pytest.mark.parametrize("name", FORMATTED)
+def test_format_with_a_spec_as_torch(name, spec):
+    """format(t, spec): a 0-d Tensor formats its number; other tensors (a 1-element one, or a
+    Parameter) refuse a non-empty spec, as object.__format__ does."""
+    results = []
+    for lib in (torch, ma):
+        try:
+            results.append(format(FORMATTED[name](lib), spec).replace("mini_autograd.", "torch."))
+        except TypeError as error:
+            results.append(("TypeError", str(error)))
+    assert results[1] == results[0]

@@ -1,5 +1,7 @@
 """Warnings and refusals that torch gives around create_graph and detach_, given the same way."""
 
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -57,3 +59,30 @@ def test_detach_in_place_of_a_detached_tensor_works_and_shares_the_version():
         assert y.detach_() is y
         y.add_(1)
         assert x._version == y._version == 1
+
+
+SCALAR_CONVERSIONS = ["float(y)", "complex(y)", "'%.2f' % y", "int(y)", "y.item()", "f'{y[0]:.2f}'"]
+
+
+@pytest.mark.parametrize("conversion", SCALAR_CONVERSIONS)
+def test_float_of_a_tensor_that_requires_grad_warns_as_torch(conversion):
+    """float() and complex() of a tensor that requires grad warn (once per process, as torch's
+    TORCH_WARN_ONCE); int(), item() and formatting do not. Each library runs in a fresh process."""
+    program = (
+        "import warnings, {lib} as lib\n"
+        "y = lib.ones(1, requires_grad=True) * 2\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    CONVERSION; CONVERSION\n"
+        "print([str(w.message).split(' (Triggered internally')[0] for w in caught])\n"
+    ).replace("CONVERSION", conversion)
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-c", program.replace("{lib}", lib)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for lib in ("torch", "mini_autograd")
+    ]
+    assert outputs[1] == outputs[0]

@@ -159,7 +159,14 @@ class TensorData:
         return bool(self._data)
 
     def __float__(self):
+        if self.requires_grad:  # float() (not item(), int() or format) warns, as torch's
+            errors.warn_once(errors.SCALAR_OF_REQUIRES_GRAD, stacklevel=2)
         return float(self.item())
+
+    def __complex__(self):
+        if self.requires_grad:
+            errors.warn_once(errors.SCALAR_OF_REQUIRES_GRAD, stacklevel=2)
+        return complex(self.item())
 
     def __int__(self):
         return int(self.item())
@@ -168,7 +175,11 @@ class TensorData:
         return self._data.__index__()
 
     def __format__(self, spec):
-        return format(self.item(), spec) if self._data.ndim == 0 else repr(self)
+        # as torch: a 0-d Tensor (not a subclass such as Parameter) formats its number; any
+        # other tensor only an empty spec, as object.__format__ does (its repr)
+        if self._data.ndim == 0 and type(self).__bases__ == (TensorData,):
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
 
     def __iter__(self):
         if self._data.ndim == 0:
