@@ -53,6 +53,29 @@ CALLS = {
     "any_dim": lambda lib: (x34(lib) > 3).any(0),
     "any_int": lambda lib: ints(lib).any(),
     "all_uint8": lambda lib: lib.tensor([1, 2], dtype=lib.uint8).all(),
+    # --- elementwise tests (isnan...) and logical operations: bool tensors, no graph ----------
+    **{
+        f"{name}_{kind}": (lambda lib, name=name, make=make: getattr(lib, name)(make(lib)))
+        for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not")
+        for kind, make in (
+            ("special", lambda lib: lib.tensor([1.0, -0.0, math.inf, -math.inf, math.nan])),
+            ("ints", ints),
+            ("bools", lambda lib: lib.tensor([True, False])),
+        )
+    },
+    "isnan_method_requires_grad": lambda lib: (
+        lib.tensor([math.nan, 1.0], requires_grad=True).isnan().requires_grad
+    ),
+    "isnan_number": lambda lib: lib.isnan(1.0),
+    "isnan_out": lambda lib: lib.isnan(x34(lib), out=lib.empty(3, 4, dtype=lib.bool)),
+    "isposinf_out_float": lambda lib: lib.isposinf(x34(lib), out=lib.empty(3, 4)),
+    "isposinf_out_bool": lambda lib: lib.isposinf(x34(lib), out=lib.empty(3, 4, dtype=lib.bool)),
+    "logical_and_broadcast": lambda lib: lib.logical_and(x34(lib), lib.tensor([1, 0, 2, 0])),
+    "logical_or_method": lambda lib: x34(lib).logical_or(lib.zeros(3, 1)),
+    "logical_xor_bools": lambda lib: lib.logical_xor(lib.tensor([True, False]), lib.tensor(True)),
+    "logical_and_number": lambda lib: lib.logical_and(x34(lib), 1),
+    "logical_and_shapes": lambda lib: lib.logical_and(x34(lib), lib.ones(3)),
+    "logical_not_out": lambda lib: lib.logical_not(x34(lib), out=lib.empty(3, 4)),
     # --- equal, isclose, allclose --------------------------------------------------------------
     "equal_same": lambda lib: lib.equal(x34(lib), x34(lib).clone()),
     "equal_other_values": lambda lib: x34(lib).equal(x34(lib) + 1),

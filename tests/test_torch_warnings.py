@@ -86,3 +86,29 @@ def test_float_of_a_tensor_that_requires_grad_warns_as_torch(conversion):
         for lib in ("torch", "mini_autograd")
     ]
     assert outputs[1] == outputs[0]
+
+
+OVERFLOWING = """
+import {lib} as lib
+x = lib.tensor([1e30, 0.0, -1.0], requires_grad=True)
+y = (x * x).pow(2).exp() / x
+z = (x.log() + y.sum() + (x.view(3, 1) @ x.view(1, 3)).sum()).sum()
+z.backward()
+print(lib.isfinite(x.grad).tolist(), lib.isfinite(z).item())
+"""
+
+
+def test_overflow_and_nan_give_no_warnings_as_in_torch():
+    """inf and nan come without a word in torch; numpy's "overflow encountered in ..." warnings
+    from mini_autograd's code are not shown (run with Python's default warning filters)."""
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", OVERFLOWING.replace("{lib}", lib)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for lib in ("torch", "mini_autograd")
+    ]
+    assert (runs[1].stdout, runs[1].stderr) == (runs[0].stdout, runs[0].stderr)
+    assert runs[0].stderr == ""

@@ -179,6 +179,8 @@ METHODS = {
     "isclose": compare.isclose,
     "allclose": compare.allclose,
     "signbit": compare.signbit,
+    **compare.PREDICATES,
+    **compare.LOGICAL,
 }
 
 
