@@ -496,3 +496,67 @@ def test_tanh_float32_backward_rounds_one_minus_square_once(lib):
     rounded_twice = (np.float32(1) - y32 * y32) * g32
     assert np.array_equal(x.grad.numpy(), fused)
     assert not np.array_equal(x.grad.numpy(), rounded_twice)
+
+
+# --- operations torch writes as other operations (compositions.py): their values, dtypes, the
+# chain of nodes they record, and the gradients that flow back through them --------------------
+COMPOSED = {
+    "repeat_interleave": lambda L, x, v, s: L.repeat_interleave(x, 2),
+    "repeat_interleave_dim": lambda L, x, v, s: x.repeat_interleave(2, dim=1),
+    "repeat_interleave_tensor": lambda L, x, v, s: x.repeat_interleave(L.tensor([1, 2]), dim=0),
+    "hstack_1d": lambda L, x, v, s: L.hstack([v, v]),
+    "hstack_2d": lambda L, x, v, s: L.hstack((x, x)),
+    "vstack": lambda L, x, v, s: L.vstack([v, v]),
+    "row_stack": lambda L, x, v, s: L.row_stack([x, v]),
+    "column_stack": lambda L, x, v, s: L.column_stack([x.t(), v]),
+    "dstack": lambda L, x, v, s: L.dstack([v, v]),
+    "atleast_1d": lambda L, x, v, s: L.atleast_1d(s),
+    "atleast_2d": lambda L, x, v, s: L.atleast_2d(s, v),
+    "atleast_3d": lambda L, x, v, s: L.atleast_3d([s, v, x]),
+    "tile": lambda L, x, v, s: L.tile(v, (2, 2)),
+    "tile_method": lambda L, x, v, s: x.tile((2,)),
+    "diff": lambda L, x, v, s: L.diff(x, n=2),
+    "diff_prepend_append": lambda L, x, v, s: x.diff(dim=0, prepend=x[:1], append=x[1:]),
+    "unflatten": lambda L, x, v, s: x.unflatten(-1, (-1, 1)),
+    "broadcast_tensors": lambda L, x, v, s: L.broadcast_tensors(v, x),
+    "swapaxes": lambda L, x, v, s: x.swapaxes(1, 0),
+    "swapdims": lambda L, x, v, s: L.swapdims(x, 0, 1),
+    "movedim": lambda L, x, v, s: L.movedim(x.reshape(1, 2, 3), (0, 1), (2, 0)),
+    "moveaxis": lambda L, x, v, s: x.reshape(1, 2, 3).moveaxis(-1, 0),
+    "flipud": lambda L, x, v, s: L.flipud(x),
+    "fliplr": lambda L, x, v, s: x.fliplr(),
+    "true_divide": lambda L, x, v, s: L.true_divide(x, 2),
+    "absolute": lambda L, x, v, s: (-x).absolute(),
+    "nonzero": lambda L, x, v, s: L.nonzero(x),
+    "nonzero_tuple": lambda L, x, v, s: x.nonzero(as_tuple=True),
+    "nonzero_0d": lambda L, x, v, s: (L.nonzero(s), *L.nonzero(s * 0, as_tuple=True)),
+    "argwhere": lambda L, x, v, s: L.argwhere(x),
+}
+
+
+def _node_chain(t):
+    """The names of t's node and of the first non-leaf node before each."""
+    names, node = [], t.grad_fn
+    while node is not None:
+        names.append(type(node).__name__)
+        after = [n for n, _ in node.next_functions if n is not None]
+        node = next((n for n in after if type(n).__name__ != "AccumulateGrad"), None)
+    return names
+
+
+@pytest.mark.parametrize("name", COMPOSED)
+def test_composed_operations_record_and_differentiate_as_torch(name):
+    results = []
+    for lib in (torch, ma):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        v = lib.arange(3.0, requires_grad=True)
+        s = lib.tensor(2.0, requires_grad=True)
+        out = COMPOSED[name](lib, x, v, s)
+        outs = out if isinstance(out, tuple) else (out,)
+        described = [(t.tolist(), str(t.dtype).split(".")[-1], _node_chain(t)) for t in outs]
+        differentiable = [t for t in outs if t.requires_grad]
+        if differentiable:
+            sum(t.sum() for t in differentiable).backward()
+        grads = [None if g is None else g.tolist() for g in (x.grad, v.grad, s.grad)]
+        results.append((described, grads))
+    assert results[1] == results[0]

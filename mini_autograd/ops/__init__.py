@@ -27,6 +27,7 @@ from .comparison import (
     ne,
     signbit,
 )
+from .compositions import FUNCTIONS as COMPOSITIONS
 from .convolution import conv1d, conv2d
 from .derivatives import OPERATIONS
 from .diagonal import diagonal
@@ -115,6 +116,7 @@ TABLE = {**OPERATIONS, **TABLE_FORMS}
 del TABLE["sign_"]  # a method only: torch has no torch.sign_
 globals().update(TABLE)
 globals().update(PREDICATES, **LOGICAL)  # isnan, isinf, isfinite..., logical_and...
+globals().update(COMPOSITIONS)  # hstack, tile, diff, nonzero... (compositions.py)
 # torch's other names for some of them
 arccos, arcsin, arctan = OPERATIONS["acos"], OPERATIONS["asin"], OPERATIONS["atan"]
 arctan2, clip_ = atan2, clamp_
@@ -252,6 +254,7 @@ __all__ = [
     *TABLE,
     *PREDICATES,
     *LOGICAL,
+    *COMPOSITIONS,
 ]
 
 # --- out=: how each function writes its result into a given tensor ----------------------------
@@ -283,6 +286,9 @@ NO_OUT = {
     *("allclose", "chunk", "clone", "count_nonzero", "detach", "equal", "flatten", "flip"),
     *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
     *("isfinite", "isinf", "isnan", "isreal"),
+    *("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "diff", "fliplr", "flipud"),
+    *("movedim", "moveaxis", "repeat_interleave", "swapaxes", "swapdims", "tile", "unflatten"),
+    "argwhere",
     *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),
     *("select", "split_with_sizes", "std_mean", "var_mean"),
     *("argsort", "diagonal", "einsum", "unique", "unique_consecutive"),
@@ -292,6 +298,7 @@ NO_OUT = {
 FIRST_ARGUMENT = {
     **{"cat": "tensors", "stack": "tensors", "where": "condition"},
     **{"isin": "elements", "searchsorted": "sorted_sequence"},
+    **dict.fromkeys(("hstack", "vstack", "row_stack", "dstack", "column_stack"), "tensors"),
 }
 
 

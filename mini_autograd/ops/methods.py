@@ -6,7 +6,17 @@ Each operation is a function whose first argument is the tensor, so `x.exp()` an
 
 from . import arithmetic as ar
 from . import comparison as compare
-from . import derivatives, indexing, inplace, inplace_shape, linalg, piecewise, setitem, shape
+from . import (
+    compositions,
+    derivatives,
+    indexing,
+    inplace,
+    inplace_shape,
+    linalg,
+    piecewise,
+    setitem,
+    shape,
+)
 from . import elementwise as el
 from . import inplace_elementwise as el_
 from . import reductions as red
@@ -181,6 +191,7 @@ METHODS = {
     "signbit": compare.signbit,
     **compare.PREDICATES,
     **compare.LOGICAL,
+    **compositions.METHODS,
 }
 
 
