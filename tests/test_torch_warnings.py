@@ -61,13 +61,17 @@ def test_detach_in_place_of_a_detached_tensor_works_and_shares_the_version():
         assert x._version == y._version == 1
 
 
-SCALAR_CONVERSIONS = ["float(y)", "complex(y)", "'%.2f' % y", "int(y)", "y.item()", "f'{y[0]:.2f}'"]
+SCALAR_CONVERSIONS = [
+    *("float(y)", "complex(y)", "'%.2f' % y", "int(y)", "y.item()", "f'{y[0]:.2f}'"),
+    "lib.set_grad_enabled(False); float(y)",
+]
 
 
 @pytest.mark.parametrize("conversion", SCALAR_CONVERSIONS)
 def test_float_of_a_tensor_that_requires_grad_warns_as_torch(conversion):
     """float() and complex() of a tensor that requires grad warn (once per process, as torch's
-    TORCH_WARN_ONCE); int(), item() and formatting do not. Each library runs in a fresh process."""
+    TORCH_WARN_ONCE) while grad mode is on; int(), item() and formatting do not. Each library
+    runs in a fresh process."""
     program = (
         "import warnings, {lib} as lib\n"
         "y = lib.ones(1, requires_grad=True) * 2\n"

@@ -175,12 +175,13 @@ class TensorData:
         return bool(self._data)
 
     def __float__(self):
-        if self.requires_grad:  # float() (not item(), int() or format) warns, as torch's
+        # float() (not item(), int() or format) warns, as torch's, where grad mode is on
+        if self.requires_grad and GradMode.enabled:
             errors.warn_once(errors.SCALAR_OF_REQUIRES_GRAD, stacklevel=2)
         return float(self.item())
 
     def __complex__(self):
-        if self.requires_grad:
+        if self.requires_grad and GradMode.enabled:
             errors.warn_once(errors.SCALAR_OF_REQUIRES_GRAD, stacklevel=2)
         return complex(self.item())
 
