@@ -76,6 +76,27 @@ CALLS = {
     "logical_and_number": lambda lib: lib.logical_and(x34(lib), 1),
     "logical_and_shapes": lambda lib: lib.logical_and(x34(lib), lib.ones(3)),
     "logical_not_out": lambda lib: lib.logical_not(x34(lib), out=lib.empty(3, 4)),
+    # --- scatter and scatter_: src or a value written where index points ---------------------
+    "scatter_src": lambda lib: lib.zeros(3, 4).scatter(0, lib.tensor([[0, 1, 2, 0]]), x34(lib)),
+    "scatter_value": lambda lib: x34(lib).scatter(1, lib.tensor([[1], [2], [3]]), 5.0),
+    "scatter_value_kw": lambda lib: x34(lib).scatter(dim=1, index=lib.tensor([[0]]), value=2),
+    "scatter_int32_index": lambda lib: x34(lib).scatter(1, lib.tensor([[2]], dtype=lib.int32), 1),
+    "scatter_fn": lambda lib: lib.scatter(x34(lib), 0, lib.tensor([[2, 0]]), -1.0),
+    "scatter_long_self": lambda lib: ints(lib).scatter(0, lib.tensor([0]), 1.5),
+    "scatter_reduce_add": lambda lib: x34(lib).scatter(1, lib.tensor([[0, 0]]), 1.0, reduce="add"),
+    "scatter_reduce_src": lambda lib: x34(lib).scatter(
+        0, lib.tensor([[1, 1]]), lib.ones(1, 2), reduce="multiply"
+    ),
+    "scatter_one_hot_": lambda lib: lib.zeros(2, 3).scatter_(1, lib.tensor([[2], [0]]), 1),
+    "scatter_other_dtype": lambda lib: x34(lib).scatter(
+        0, lib.tensor([[0]]), lib.ones(1, 1).double()
+    ),
+    "scatter_out_of_bounds": lambda lib: x34(lib).scatter(1, lib.tensor([[4]]), 1.0),
+    "scatter_index_dims": lambda lib: x34(lib).scatter(1, lib.tensor([1]), 1.0),
+    "scatter_leaf_": lambda lib: lib.ones(3, requires_grad=True).scatter_(0, lib.tensor([1]), 2.0),
+    "scatter_index_over_src": lambda lib: x34(lib).scatter(
+        1, lib.tensor([[1], [0]]), lib.ones(1, 1)
+    ),
     # --- equal, isclose, allclose --------------------------------------------------------------
     "equal_same": lambda lib: lib.equal(x34(lib), x34(lib).clone()),
     "equal_other_values": lambda lib: x34(lib).equal(x34(lib) + 1),
@@ -531,6 +552,11 @@ COMPOSED = {
     "nonzero_tuple": lambda L, x, v, s: x.nonzero(as_tuple=True),
     "nonzero_0d": lambda L, x, v, s: (L.nonzero(s), *L.nonzero(s * 0, as_tuple=True)),
     "argwhere": lambda L, x, v, s: L.argwhere(x),
+    "scatter_src": lambda L, x, v, s: x.scatter(1, L.tensor([[2, 0, 1], [0, 0, 0]]), x * 2),
+    "scatter_value": lambda L, x, v, s: x.scatter(0, L.tensor([[1, 0, 1]]), 7.0),
+    "scatter_in_place": lambda L, x, v, s: (x * 1).scatter_(
+        1, L.tensor([[1], [0]]), v[:2].view(2, 1) * s
+    ),
 }
 
 

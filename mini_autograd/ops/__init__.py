@@ -35,7 +35,7 @@ from .einsum import einsum
 from .elementwise import atan2, ceil, clone, floor, round, square
 from .function_form import function_form
 from .histogram import histogram
-from .indexing import flip, gather, index_select
+from .indexing import flip, gather, index_select, scatter
 from .inplace import fill_, zero_
 from .inplace_elementwise import (
     TABLE_FORMS,
@@ -231,6 +231,7 @@ __all__ = [
     "stack",
     "std",
     "std_mean",
+    "scatter",
     "select",
     "sub",
     "sum",
