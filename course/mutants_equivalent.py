@@ -19,6 +19,8 @@ EQUIVALENT: list[tuple[str, str, str]] = [
      "the version counter is a one-element list: [-1] is the same element as [0]"),
     ("2.8", "`variable.grad._version_counter[0] += 1` at `0`: constant - 1",
      "the version counter is a one-element list: [-1] is the same element as [0]"),
+    ("2.8", "`variable.grad = _record(CopyBackwards, grad._data.copy(), [N` at `None`: None made 0",
+     "like None, the number 0 is not a tensor: both get the edge (None, 0) and need no gradient"),
     *(
         ("5.6", change, "the walk may reach a node again: `leads` is a set, so the nodes found "
          "are the same; only the work grows (exponentially on a ladder of diamonds)")

@@ -155,7 +155,10 @@ def enable_grad_as_a_decorator(lib, see):
 
     @lib.enable_grad()
     def double(t):
+        """Twice t."""
         return t * 2
+
+    see("the decorated function's name and docstring", f"{double.__name__}: {double.__doc__}")
 
     with lib.no_grad():
         see("(x * 2).requires_grad in a function decorated with enable_grad, called in no_grad",
@@ -279,6 +282,8 @@ def accumulation(lib, see):
     """two backward calls add into .grad, which stays the same tensor"""
     x = leaf(lib)
     loss = (x * x).sum()
+    accumulator = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+    see("x's AccumulateGrad: its .variable is x", accumulator.variable is x)
     loss.backward(retain_graph=True)
     first, memory = x.grad, x.grad.detach()  # memory: a tensor sharing .grad's numbers
     see("x.grad after one backward", x.grad)
@@ -323,6 +328,16 @@ def accumulation_under_create_graph(lib, see):
     (x * x * x).sum().backward(create_graph=True)
     see("x.grad.requires_grad", x.grad.requires_grad)
     see("x.grad", x.grad)
+
+
+def first_gradient_copied_under_create_graph(lib, see):
+    """under create_graph too, each leaf's first .grad is a copy of its own, recorded"""
+    a, b, w = leaf(lib), leaf(lib), leaf(lib)
+    g = lib.autograd.grad((w * w).sum(), w, create_graph=True)[0]  # 2 * w, in the graph
+    (a + b).backward(g, create_graph=True)  # AddBackward0 sends g itself to both leaves
+    see("a.grad is b.grad", a.grad is b.grad)
+    see("a.grad is g", a.grad is g)
+    see.graph("the graph of a.grad", a.grad)
 
 
 # --- Chapter 03: saved tensors ----------------------------------------------------------------
@@ -407,6 +422,20 @@ def pack_hooks(lib, see):
     see("without hooks, _saved_self is the input itself", z.grad_fn._saved_self is x2)
 
 
+def numbers_are_not_packed(lib, see):
+    """saved_tensors_hooks: a number the program wrote (x * 2, x / 4) is saved but never packed"""
+    packed = []
+    x = leaf(lib)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t,
+                                                lambda t: t):  # fmt: skip
+        doubled = x * 2
+        loss = (doubled.exp() + x / 4).sum()
+    see("the shapes pack was called with in (x * 2).exp() + x / 4", str(sorted(packed)))
+    see("(x * 2).grad_fn._saved_other", doubled.grad_fn._saved_other)
+    loss.backward()
+    see("x.grad", x.grad)
+
+
 def nested_hooks(lib, see):
     """saved_tensors_hooks nested: the innermost pair packs, and the outer one again after it"""
     x2 = leaf(lib)
@@ -474,6 +503,42 @@ def saved_output_without_a_cycle(lib, see):
         gc.enable()
 
 
+def a_saved_tensor_keeps_no_node(lib, see):
+    """what a node saves does not hold the node: the graph goes as soon as its last name goes"""
+    h = leaf(lib) * 2
+    loss = (h * h).sum()  # MulBackward0 saves h, twice
+    alive = weakref.ref(h)
+    gc.disable()  # only reference counting frees now: a cycle would keep the node, and h
+    try:
+        del h, loss
+        see("h, saved by h * h, is freed as soon as the loss goes", alive() is None)
+    finally:
+        gc.enable()
+
+
+def pack_runs_outside_the_graph(lib, see):
+    """pack runs with grad mode off, and it is given every tensor saved, constants included"""
+    modes, given = [], []
+
+    def pack(t):
+        modes.append(lib.is_grad_enabled())
+        given.append(t.tolist())
+        return t * 1  # a copy, made in pack
+
+    x, c = leaf(lib, [1.0, 2.0]), lib.tensor([3.0, 4.0])
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = c * x  # saves c, a constant: x's gradient needs it
+        z = (x * x).sum()
+    see("grad mode inside pack, at each call", str(modes))
+    see("what pack was given", str(given))
+    see(
+        "(c * x).grad_fn._saved_self, pack's copy: requires_grad",
+        y.grad_fn._saved_self.requires_grad,
+    )
+    z.backward()
+    see("x.grad after backward through packed copies", x.grad)
+
+
 def post_hook_sees_tuples(lib, see):
     """a node's post-hook is given its gradients as tuples, as every node returns them"""
     x, w = leaf(lib, ROW), leaf(lib, ROW)
@@ -497,7 +562,8 @@ def root_below_another_root(lib, see):
 
 def retained_grad_is_its_own(lib, see):
     """a retained gradient is the tensor's own: changing the gradient handed to backward later
-    does not change it"""
+    does not change it, under create_graph it is a recorded copy, and a second one makes a new
+    tensor"""
     x = leaf(lib, [1.0, 2.0])
     z = x * 2
     z.retain_grad()
@@ -505,6 +571,19 @@ def retained_grad_is_its_own(lib, see):
     z.backward(start)
     start.mul_(5)
     see("z.grad after the gradient given to backward was multiplied by 5", z.grad)
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward(create_graph=True)
+    see.graph("the graph of y.grad after backward(create_graph=True), y = x * 2", y.grad)
+    w = x * 3
+    w.retain_grad()
+    loss = (w * w).sum()
+    loss.backward(retain_graph=True)
+    first = w.grad
+    loss.backward()
+    see("w.grad after two backward calls", w.grad)
+    see("the first w.grad, after the second backward", first)
+    see("w.grad is still the first tensor", w.grad is first)
 
 
 def accumulation_is_in_place(lib, see):
@@ -769,6 +848,10 @@ def refused_grad_keeps_the_graph(lib, see):
     loss = (x * x).sum()
     see.error("grad of an input that does not require grad",
               lambda: lib.autograd.grad(loss, [x, lib.tensor(X)]))  # fmt: skip
+    see.error("grad of an output and an input that both do not require grad",
+              lambda: lib.autograd.grad(lib.tensor(X).sum(), lib.tensor(X)))  # fmt: skip
+    see.error("grad of a non-scalar output, for an input that does not require grad",
+              lambda: lib.autograd.grad(x * 2, lib.tensor(X)))  # fmt: skip
     see("the same graph, differentiated after that error", lib.autograd.grad(loss, x))
 
 
@@ -1263,6 +1346,16 @@ def starting_gradients(lib, see):
               lambda: lib.autograd.backward([x.sum(), lib.tensor(1.0)]))  # fmt: skip
     see.error("a starting gradient of the wrong shape",
               lambda: (x * 2).backward(lib.tensor([1.0, 2.0])))  # fmt: skip
+    two = [x.sum(), (x * 2).sum()]
+    see.error("two outputs, one gradient", lambda: lib.autograd.backward(two, [lib.tensor(1.0)]))
+    see.error("two outputs, one tensor as their gradient",
+              lambda: lib.autograd.backward(two, lib.tensor(1.0)))  # fmt: skip
+    lib.autograd.backward([x.sum()], [lib.tensor(2.0), lib.tensor(5.0)])
+    see("x.grad after one output was given two gradients (the extra one is ignored)", x.grad)
+    c = lib.tensor(ROW)  # for a tensor outside the graph, PyTorch checks the gradient first
+    see.error("a constant's backward(), not a scalar either", lambda: c.backward())
+    see.error("a constant's backward(v), v of the wrong shape",
+              lambda: c.backward(lib.tensor([1.0, 2.0])))  # fmt: skip
 
 
 TASKS = [
@@ -1276,8 +1369,9 @@ TASKS = [
          hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
     Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad, enable_grad_as_a_decorator],
          hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
-         advice={"enable_grad_as_a_decorator": "Used as a decorator, each of no_grad and enable_grad runs the function inside a fresh block of its own mode: enable_grad turns recording on, even inside no_grad.",
-                 "value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up."}),
+         advice={"enable_grad_as_a_decorator": "Used as a decorator, each of no_grad and enable_grad runs the function inside a fresh block of its own mode: enable_grad turns recording on, even inside no_grad. The function it returns keeps the decorated one's name and docstring, as functools.wraps makes it.",
+                 "value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up.",
+                 "raised": "Your engine raised where PyTorch did not. If something was None where a tensor was expected, a function decorated with no_grad or enable_grad lost its result: the decorator's function must return what the decorated one returns."}),
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
@@ -1298,13 +1392,14 @@ TASKS = [
          advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
-                 "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), and outside create_graph PyTorch keeps a copy.",
+                 "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), so PyTorch keeps a clone of the first one, recorded as CloneBackward0: inside the graph under create_graph, outside it otherwise. A later gradient is added into a new tensor: unlike a leaf's .grad, a retained one is not changed in place.",
                  "hooks_run_in_registration_order": "Hooks of one kind run in the order they were registered, each given what the one before it returned: a tensor's hooks, a node's pre-hooks and its post-hooks alike.",
                  "retain_grad_before_node_pre_hooks": "retain_grad keeps the gradient of the tensor: after the tensor's own hooks, before the pre-hooks of its node, which change what the node is given, not the tensor's gradient.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
-    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place],
-         hint="the first gradient becomes .grad as memory of its own (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
+    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, first_gradient_copied_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place],
+         hint="the first gradient becomes .grad as a copy of its own, recorded as PyTorch records it (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
          advice={"accumulation_is_in_place": "Adding into .grad's memory is an in-place change like any other: it bumps .grad's version, so that a graph that saved the old .grad refuses to use the new values.",
+                 "first_gradient_copied_under_create_graph": "Under create_graph too, a leaf's first .grad is a copy of its own: AddBackward0 hands the very same tensor to both leaves. PyTorch records the copy as a CopyBackwards node, so the copy stays in the graph and can be differentiated; that node has two inputs, the new memory (which wants no gradient) and the gradient copied.",
                  "accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: a first .grad that is that tensor's memory, not a copy, is changed by the other leaf's additions too. PyTorch copies a first gradient that something else holds."}),
     Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast, saved_inputs_are_the_inputs],
          hint="the gradient of one input needs the other input, so an input is saved only when its partner requires grad",
@@ -1314,12 +1409,15 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, numbers_are_not_packed, pack_runs_outside_the_graph, a_saved_tensor_keeps_no_node],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
          advice={"saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
                  "saved_output_shares_memory": "A node's own output is kept as that output's memory, not a copy of it: a change through .data (which no version counter sees) shows in the gradient, as in PyTorch, and a copy would double the memory the graph holds.",
                  "hooks_as_a_block": "Leaving the block takes its pair of hooks off again: only what is saved inside the block is packed, and an error raised inside goes on up.",
                  "in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
+                 "pack_runs_outside_the_graph": "pack runs with grad mode off, so that what it computes records nothing; and it is given every tensor the node saves, a constant that requires no grad included.",
+                 "a_saved_tensor_keeps_no_node": "A SavedTensor that kept the node it belongs to would make a cycle (node, its saved tensors, the node again) that only Python's garbage collector breaks, later: the node is given for the moment of saving only.",
+                 "numbers_are_not_packed": "A Python number in an operation (the 2 of x * 2) is saved as a tensor the operation made (its _is_wrapped_number is True), not one of the program's: PyTorch never hands it to pack, so a hook sees only the program's own tensors.",
                  "pack_sees_the_output_itself": "pack is given the tensor being saved, the node's own output included: the output itself, with its grad_fn, not the node-less copy of its memory that is kept without hooks.",
                  "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
     Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf, in_place_under_no_grad, in_place_on_a_constant],
@@ -1334,14 +1432,17 @@ TASKS = [
                  "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs, starting_gradient_in_the_graph],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails",
-         advice={"one_element_outputs": "The gradient a one-element output starts from is a plain tensor of ones, of the output's own shape and dtype, outside the graph (it requires no grad).",
+         advice={"starting_gradients": "PyTorch checks in this order: first the starting gradients, output by output (a given one must have the output's shape; only an output that requires grad needs to be a scalar when none is given), then that there is one for each output (extra ones are ignored), and only then, in its engine, that every output requires grad.",
+                 "one_element_outputs": "The gradient a one-element output starts from is a plain tensor of ones, of the output's own shape and dtype, outside the graph (it requires no grad).",
                  "starting_gradient_in_the_graph": "A gradient given to backward is where the run starts, as it is (not a detached copy): under create_graph what is computed from it stays in the graph, and can be differentiated with respect to it."}),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
          advice={"raised": "A formula raised an error, or autograd.grad found that a gradient no longer depends on an input: compute a gradient only for an input that needs one (needs_input_grad), and write every factor as a tensor operation on g and the saved tensors, never on their arrays, so that it can be differentiated again.",
                  "value": "A value differs: compare each formula with the derivative, its sign and each factor, g included (the gradient that arrives), and keep it an expression of g and the saved tensors as tensors, so that it can be differentiated again."}),
     Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product, refused_grad_keeps_the_graph, same_input_twice],
-         hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)"),
+         hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)",
+         advice={"raised": "Your engine raised where PyTorch computes a result. If it says that an output does not require grad, the gradients of a first autograd.grad(..., create_graph=True) were computed outside the graph: create_graph must reach the run, where it turns grad mode on so that the formulas record. If it says that an input was not used, a single tensor given as `inputs` (or `outputs`) must count as one, not be iterated over row by row.",
+                 "refused_grad_keeps_the_graph": "PyTorch checks the outputs before the inputs: first their starting gradients, then that they require grad, and only then that every input requires grad; nothing runs before all of that has passed."}),
     Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],
          hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
     Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_biases_left_out],

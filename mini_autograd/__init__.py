@@ -11,7 +11,19 @@ Code written for torch runs with `import mini_autograd as torch`: the names belo
 
 import warnings as _warnings
 
-from . import accelerator, autograd, backends, cuda, nn, optim, profiler, random, testing, utils
+from . import (
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    nn,
+    optim,
+    profiler,
+    random,
+    return_types,
+    testing,
+    utils,
+)
 from .autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,

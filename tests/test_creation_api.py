@@ -237,6 +237,33 @@ def test_bad_creation_calls_fail_as_in_torch(call):
         assert str(got.value) == first_line
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        [[1.0, 2.0], [3.0]],
+        [[1, 2], [3, 4, 5], [6]],
+        ([1.0], [2.0, 3.0]),
+        [[1.0], 2.0],
+        [[[1.0]], [2.0]],
+        [[1.0, 2.0], [[3.0], [4.0]]],
+    ],
+)
+def test_ragged_lists_fail_with_torchs_text(data):
+    with pytest.raises(Exception) as want:
+        torch.tensor(data)
+    with pytest.raises(type(want.value)) as got:
+        ma.tensor(data)
+    assert str(got.value) == str(want.value)
+
+
+def test_mm_names_the_operand_that_is_not_a_matrix():
+    for a, b in [((3,), (3, 2)), ((2, 3), (3,)), ((2, 3, 1), (1, 2))]:
+        with pytest.raises(RuntimeError) as want:
+            torch.ones(*a).mm(torch.ones(*b))
+        with pytest.raises(RuntimeError, match=f"^{want.value}$"):
+            ma.ones(*a).mm(ma.ones(*b))
+
+
 NEW_CALLS = {
     "new data": lambda x, lib: x.new([1, 2]),
     "new numpy data": lambda x, lib: x.new(np.arange(3.0)),

@@ -76,3 +76,19 @@ def test_memory_comes_back_when_the_last_holder_lets_go():
         loss.backward()
     [(_, nodes)] = log.calls
     assert ("ExpBackward0", [("result", 12, True)]) in nodes
+
+
+def test_what_a_pack_hook_made_is_watched_inside_its_tuple():
+    x = ma.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    keep_itself = ma.autograd.graph.saved_tensors_hooks(lambda t: ("as is", t), lambda p: p[1])
+    keep_a_copy = ma.autograd.graph.saved_tensors_hooks(lambda t: ("copy", t * 1), lambda p: p[1])
+    with keep_itself:
+        itself = (x * x).sum()  # the tuple holds x, which the program keeps
+    with keep_a_copy:
+        copied = (x * x).sum()  # the tuple holds a copy, which only the graph keeps
+    with ma.freeing_log() as log:
+        itself.backward()
+        copied.backward()
+    (_, [(_, held)]), (_, [(_, freed)]) = log.calls
+    assert held == [("other", 12, False), ("self", 12, False)]
+    assert freed == [("other", 12, True), ("self", 12, True)]

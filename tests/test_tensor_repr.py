@@ -97,25 +97,44 @@ def test_a_no_grad_view_whose_base_changed_prints_an_invalid_grad_fn():
 
 
 FORMATTED = {
-    "0-d": lambda lib: lib.tensor(2.5),
-    "1-element": lambda lib: lib.tensor([2.5]),
-    "0-d parameter": lambda lib: lib.nn.Parameter(lib.tensor(2.5)),
-    "0-d requiring grad": lambda lib: lib.tensor(2.5, requires_grad=True) * 2,
+    "0-d, a spec": lambda lib: f"{lib.tensor(1.23456):.3f}",
+    "0-d, no spec": lambda lib: f"{lib.tensor(2.0)}",
+    "0-d requiring grad": lambda lib: f"{lib.tensor(1.5, requires_grad=True) * 2:.2f}",
+    "1-d, no spec": lambda lib: f"{lib.tensor([1.5, 2.0])}",
+    "1-d, a spec": lambda lib: f"{lib.tensor([1.5]):.3f}",
+    "0-d Parameter, no spec": lambda lib: f"{lib.nn.Parameter(lib.tensor(1.5))}",
+    "0-d Parameter, a spec": lambda lib: f"{lib.nn.Parameter(lib.tensor(1.5)):.3f}",
 }
 
 
-@pytest.mark.parametrize("spec", ["", ".2f", ">12"])
-@pytest.mark.parametrize("name", FORMATTED)
-def test_format_with_a_spec_as_torch(name, spec):
-    """format(t, spec): a 0-d Tensor formats its number; other tensors (a 1-element one, or a
-    Parameter) refuse a non-empty spec, as object.__format__ does."""
-    results = []
-    for lib in (torch, ma):
+@pytest.mark.parametrize("name", list(FORMATTED))
+def test_format_specs_as_in_torch(name):
+    def outcome(lib):
         try:
-            results.append(format(FORMATTED[name](lib), spec).replace("mini_autograd.", "torch."))
+            return FORMATTED[name](lib)
         except TypeError as error:
-            results.append(("TypeError", str(error)))
-    assert results[1] == results[0]
+            return f"TypeError: {error}"
+
+    assert outcome(ma) == outcome(torch)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.tensor([[1.0, 5.0], [3.0, 2.0]]).max(dim=1),
+        lambda lib: lib.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True).min(0),
+        lambda lib: lib.tensor([1.0, 5.0, 3.0]).sort(descending=True),
+        lambda lib: lib.tensor([1.0, 5.0, 3.0]).topk(2),
+        lambda lib: lib.tensor([1.0, 5.0, 3.0]).median(0),
+    ],
+)
+def test_named_results_print_as_torch_return_types(call):
+    mine, theirs = call(ma), call(torch)
+    assert repr(mine).replace("mini_autograd.", "torch.") == repr(theirs)
+    assert type(mine).__name__ == type(theirs).__name__ and tuple(mine._fields) == (
+        "values",
+        "indices",
+    )
 
 
 STRIDED = {

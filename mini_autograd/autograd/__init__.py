@@ -4,7 +4,7 @@ profiler, anomaly detection and the legacy Variable."""
 import sys
 
 from ..core.backward_calls import backward, grad
-from . import anomaly_mode, function, functional, graph, profiler
+from . import _functions, anomaly_mode, function, functional, graph, profiler  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .grad_mode import is_multithreading_enabled, set_multithreading_enabled

@@ -19,6 +19,7 @@ from ..core.saved import SavedTensor
 from ..core.tensor import Tensor
 from ..ops.broadcasting import sum_to
 from ..ops.derivatives import cast
+from ..ops.inplace import MULTI_OUTPUT_VIEW, VIEW_OF_LEAF_IN_PLACE, view_error
 from ..ops.recording import announce
 
 DIRTY_NOT_AN_INPUT = (
@@ -334,16 +335,20 @@ def _wrap_output(ctx, out, output_nr, args, recording):
     if not differentiable:
         if is_input and (out.requires_grad or not is_dirty):
             return out.detach()  # an alias: same memory and version counter, no grad
-        if out.requires_grad:
+        if out.requires_grad and out._view_base is None:  # a view stays one, as made in no_grad
             out.detach_()
         return out
     if is_dirty:
+        owner = out._view_base
+        if owner is not None and out.requires_grad and out._view_made_in_no_grad == "multi_output":
+            raise view_error(out, "is being modified inplace", MULTI_OUTPUT_VIEW)  # checked first
         if out.grad_fn is None and out.requires_grad:
             raise RuntimeError(
                 "a leaf Variable that requires grad has been used in an in-place operation."
             )
-        owner = out._view_base
         if out.requires_grad and owner is not None and owner.requires_grad:
+            if owner.grad_fn is None:  # PyTorch's check_inplace, before any history is made
+                raise RuntimeError(VIEW_OF_LEAF_IN_PLACE)
             raise RuntimeError(
                 "mini_autograd does not support ctx.mark_dirty() on a view of a tensor that "
                 "requires grad; return a new tensor instead (out-of-place)."

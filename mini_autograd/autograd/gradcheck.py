@@ -12,6 +12,7 @@ import numpy as np
 from ..core.backward_calls import grad
 from ..core.tensor import Tensor
 from ..creation import rand
+from .function import Function
 
 
 class GradcheckError(RuntimeError):
@@ -22,6 +23,20 @@ NOT_REENTRANT = (
     "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
     "times gives different values, although analytical gradient matches numerical gradient."
     "The tolerance for nondeterminism was {}."
+)
+UNDEFINED_GRAD_CHECK_IS_NEW = (
+    "Backwards compatibility: New undefined gradient support checking feature is enabled by "
+    "default, but it may break existing callers of this function. If this is true for you, you "
+    'can call this function with "check_undefined_grad=False" to disable the feature'
+)
+UNDEFINED_GRADS_NOT_HANDLED = (
+    'Expected backward function to handle undefined output grads. Please look at "Notes about '
+    'undefined output gradients" in "tools/autograd/derivatives.yaml"'
+)
+UNDEFINED_GRADS_NOT_ZERO = (
+    "Expected all input grads to be undefined or zero when all output grads are undefined or "
+    'zero. Please look at "Notes about undefined output gradients" in '
+    '"tools/autograd/derivatives.yaml"'
 )
 FAST_MODE_NOTE = (
     "\nThe above quantities relating the numerical and analytical jacobians are computed \n"
@@ -39,16 +54,20 @@ def gradcheck(
     rtol=1e-3,
     raise_exception=True,
     nondet_tol=0.0,
+    check_undefined_grad=True,
     fast_mode=False,
 ):
     """True if backward's jacobian of func at inputs matches finite differences (else raises).
 
     fast_mode compares one number per (output, input) pair, v^T J u for random unit vectors u
     and v, instead of every element of J; backward runs twice, and the two results may differ
-    by nondet_tol at most (else backward is "not reentrant").
+    by nondet_tol at most (else backward is "not reentrant"). check_undefined_grad: backward
+    must also cope with undefined (None) output gradients, giving None or zero input gradients.
     """
     try:
-        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, fast_mode)
+        return _gradcheck(
+            func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, fast_mode, check_undefined_grad
+        )
     except GradcheckError:
         if raise_exception:
             raise
@@ -65,6 +84,7 @@ def gradgradcheck(
     rtol=1e-3,
     raise_exception=True,
     nondet_tol=0.0,
+    check_undefined_grad=True,
     fast_mode=False,
 ):
     """gradcheck of the gradients (create_graph=True) with respect to inputs and grad_outputs."""
@@ -92,26 +112,34 @@ def gradgradcheck(
         rtol=rtol,
         raise_exception=raise_exception,
         nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
         fast_mode=fast_mode,
     )
 
 
-def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, fast_mode):
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, fast_mode, check_undefined_grad):
     _check_inputs(inputs)
     wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     func_out = _as_tuple(func(*inputs))
     outputs = _differentiable(func_out)
     floats = [o for o in func_out if o._data.dtype.kind == "f"]
     keep = [k for k, o in enumerate(floats) if o.requires_grad]
-    if fast_mode:
-        _fast_gradcheck(func, inputs, wrt, outputs, keep, eps, atol, rtol, nondet_tol)
+    check = _fast_gradcheck if fast_mode else _slow_gradcheck
+    check(func, inputs, wrt, outputs, keep, eps, atol, rtol, nondet_tol)
+    if outputs:
         _check_backward_multiplies_by_grad_output(outputs, wrt)
-        return True
+        if check_undefined_grad:
+            _check_undefined_grad(func, inputs, wrt, len(outputs))
+    return True
+
+
+def _slow_gradcheck(func, inputs, wrt, outputs, keep, eps, atol, rtol, nondet_tol):
+    """Every element of backward's jacobian against central finite differences."""
     numerical = _numerical_jacobians(func, inputs, wrt, eps)  # [input][float output]
     if not outputs:
         if any(np.any(j != 0) for per_input in numerical for j in per_input):
             raise GradcheckError("Numerical gradient for function expected to be zero")
-        return True
+        return
     for i, out in enumerate(outputs):
         analytical = _analytical_jacobians(wrt, out)
         if any(
@@ -126,8 +154,40 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, fast_mode):
                     f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
                     f"numerical:{Tensor._make(n)!r}\nanalytical:{Tensor._make(a)!r}\n"
                 )
-    _check_backward_multiplies_by_grad_output(outputs, wrt)
-    return True
+
+
+class _UndefinedGrad(Function):
+    """x (a copy) whose backward sends no gradient on, as torch._C._functions.UndefinedGrad."""
+
+    @staticmethod
+    def forward(ctx, x):
+        """A copy of x."""
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        """No gradient (None) for x, whatever came in."""
+        return None
+
+
+def _check_undefined_grad(func, inputs, wrt, count):
+    """PyTorch's check that backward copes with undefined (None) output gradients: all of them
+    undefined, and for several outputs each one alone; the input gradients must be None or 0."""
+    checks = [[_UndefinedGrad.apply(o) for o in _differentiable(func(*inputs))]]
+    if len(checks[0]) > 1:
+        for k in range(count):
+            outputs = _differentiable(func(*inputs))
+            checks.append([_UndefinedGrad.apply(o) if i == k else o for i, o in enumerate(outputs)])
+    for outputs in checks:
+        zeros = [Tensor._make(np.zeros_like(o._data)) for o in outputs]
+        try:
+            grads = grad(outputs, wrt, zeros, allow_unused=True)
+        except RuntimeError as e:
+            warnings.warn(UNDEFINED_GRAD_CHECK_IS_NEW, stacklevel=4)
+            raise GradcheckError(UNDEFINED_GRADS_NOT_HANDLED) from e
+        if any(g is not None and np.any(g._data != 0) for g in grads):
+            warnings.warn(UNDEFINED_GRAD_CHECK_IS_NEW, stacklevel=4)
+            raise GradcheckError(UNDEFINED_GRADS_NOT_ZERO)
 
 
 def _fast_gradcheck(func, inputs, wrt, outputs, keep, eps, atol, rtol, nondet_tol):
@@ -171,7 +231,25 @@ def _numerical_directional(func, inputs, x, u, eps):
     data[...] = original + eps * u
     after = _float_outputs(func, inputs)
     data[...] = original
+    _check_same_shape_and_dtype(before, after, eps)
     return [(a - b) / (2 * eps) for b, a in zip(before, after)]
+
+
+def _check_same_shape_and_dtype(before, after, eps, index=None):
+    """PyTorch's AssertionError when perturbing an input changes an output's shape or dtype."""
+    on_index = f"on index {index} " if index is not None else ""
+    perturbed = f"when inputs are perturbed {on_index}by {eps}, but got:"
+    for b, a in zip(before, after):
+        if b.shape != a.shape:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same shape {perturbed} shapes "
+                f"torch.Size({list(b.shape)}) and torch.Size({list(a.shape)})."
+            )
+        if b.dtype != a.dtype:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same dtype {perturbed} dtypes "
+                f"torch.{b.dtype} and torch.{a.dtype}."
+            )
 
 
 def _check_inputs(inputs):
@@ -220,6 +298,7 @@ def _numerical_jacobians(func, inputs, wrt, eps):
             data[index] = original + eps
             after = _float_outputs(func, inputs)
             data[index] = original
+            _check_same_shape_and_dtype(before, after, eps, index)
             if per_output is None:
                 per_output = [np.zeros((data.size, b.size), b.dtype) for b in before]
             for jacobian, b, a in zip(per_output, before, after):

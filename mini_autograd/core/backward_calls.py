@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import engine, errors
+from . import engine, errors, hooks
 from .errors import warn_once
 from .node import Node, gradient_edge
 from .tensor import Tensor
@@ -38,7 +38,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     targets = None if inputs is None else [_input_edge(x, accumulate_grad=True) for x in inputs]
     if create_graph:
         warn_once(errors.CREATE_GRAPH_WITH_BACKWARD, stacklevel=4)
-    engine.run_backward(tensors, grads, retain_graph, create_graph, targets)
+    _run_backward(tensors, grads, retain_graph, create_graph, targets)
 
 
 def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -76,7 +76,7 @@ def grad(
     retain_graph = create_graph if retain_graph is None else retain_graph
     _check_outputs(outputs, grads)
     targets = [_input_edge(x, accumulate_grad=False) for x in inputs_tuple]
-    result = engine.run_backward(
+    result = _run_backward(
         outputs, grads, retain_graph, create_graph, targets, accumulate_grad=False
     )
     for i, (x, g) in enumerate(zip(inputs_tuple, result)):
@@ -91,6 +91,17 @@ def grad(
     if type(inputs) is dict:
         return dict(zip(inputs, result))
     return tuple(result)
+
+
+def _run_backward(*args, **kwargs):
+    """engine.run_backward on the caller's saved-tensors-hooks stack, which is put back after:
+    a hook that enters or exits a hooks context during backward changes it only meanwhile, as
+    PyTorch's engine restores the thread-local state it captured from the caller."""
+    stack = list(hooks.saved_tensors_hook_stack)
+    try:
+        return engine.run_backward(*args, **kwargs)
+    finally:
+        hooks.saved_tensors_hook_stack[:] = stack
 
 
 def _as_tuple(x):

@@ -175,6 +175,6 @@ def gradient_edge(tensor):
     node = tensor._grad_fn if tensor._view_base is None else tensor.grad_fn
     if node is not None:
         return (node, tensor._output_nr)
-    if tensor.requires_grad:
+    if tensor._requires_grad:  # a view without a history has none: its gradient goes nowhere
         return (tensor._grad_accumulator(), 0)
     return (None, 0)

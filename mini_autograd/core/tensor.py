@@ -124,8 +124,8 @@ class Tensor(TensorData):
 
     @property
     def requires_grad(self):
-        """True when operations on this tensor record the graph, for a gradient of it."""
-        return self._requires_grad
+        """True when operations on this tensor record the graph (a view: or when its base does)."""
+        return self._requires_grad or self._view_base is not None and self._view_base._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):

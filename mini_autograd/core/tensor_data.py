@@ -192,19 +192,23 @@ class TensorData:
         return self._data.__index__()
 
     def __format__(self, spec):
-        # as torch: a 0-d Tensor (not a subclass such as Parameter) formats its number; any
-        # other tensor only an empty spec, as object.__format__ does (its repr)
-        if self._data.ndim == 0 and type(self).__bases__ == (TensorData,):
-            return format(self.item(), spec)
-        return object.__format__(self, spec)
+        """A 0-d tensor formats as its number; any other only with no spec (`f"{x}"`)."""
+        return format(self.item(), spec) if self._data.ndim == 0 else object.__format__(self, spec)
 
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError(errors.ITERATE_0D)
         return (self[i] for i in range(self._data.shape[0]))
 
+    # numpy defers to the tensor's own operators, so `np.float64(2) * x` is a tensor, as in PyTorch
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """What a numpy function of a tensor returns (`np.sin(x)`): a tensor, bool as uint8."""
+        return self._make(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
     def __repr__(self):
         return tensor_repr(self)
@@ -231,6 +235,30 @@ def check_new_grad(tensor, grad):
         raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
 
 
+def _ragged_error(data):
+    """torch.tensor's error for nested lists whose lengths disagree: it takes the sizes from the
+    first element at each depth, then checks every sequence against them (None: no such error)."""
+    sizes, first = [], data
+    while isinstance(first, (list, tuple)):
+        sizes.append(len(first))
+        first = first[0] if first else None
+
+    def check(value, dim):
+        if dim == len(sizes):
+            if isinstance(value, (list, tuple)):
+                return TypeError(f"must be real number, not {type(value).__name__}")
+            return None
+        if not isinstance(value, (list, tuple)):
+            return TypeError("not a sequence")
+        if len(value) != sizes[dim]:
+            return ValueError(
+                f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(value)})"
+            )
+        return next(filter(None, (check(item, dim + 1) for item in value)), None)
+
+    return check(data, 0)
+
+
 def as_array(data, np_dtype=None):
     """A numpy array from lists, scalars, numpy arrays or torch tensors, with torch's dtype rules."""
     if isinstance(data, TensorData):
@@ -244,7 +272,7 @@ def as_array(data, np_dtype=None):
         try:
             array = np.array(values)
         except ValueError as error:
-            raise ValueError(
+            raise _ragged_error(values) or ValueError(
                 f"could not make a tensor from {type(data).__name__}: {error}"
             ) from None
         python_floats = values is data and not isinstance(data, np.generic)

@@ -20,14 +20,19 @@ from ..core import events
 from ..core.tensor_data import TensorData
 
 
-def _memory_owner(value):
-    """A weak reference to the array that owns the memory `value` holds (None: not an array)."""
+def _memory_owners(value):
+    """Weak references to the arrays that own the memory `value` holds: a tensor, an array, or
+    what a pack hook made (a tuple, list or dict of them); none for anything else."""
+    if isinstance(value, (tuple, list)):
+        return [owner for item in value for owner in _memory_owners(item)]
+    if isinstance(value, dict):
+        return _memory_owners(list(value.values()))
     array = value._data if isinstance(value, TensorData) else value
     if not isinstance(array, np.ndarray):
-        return None
+        return []
     while isinstance(array.base, np.ndarray):  # a view keeps its base, which owns the memory
         array = array.base
-    return weakref.ref(array)
+    return [weakref.ref(array)]
 
 
 class freeing_log:
@@ -35,7 +40,7 @@ class freeing_log:
 
     def __init__(self):
         self.calls = []  # [(call, [(node name, [(attribute, bytes, memory returned)])])], in order
-        self._owners = {}  # node -> [(attribute, bytes, weak reference to the memory's owner)]
+        self._owners = {}  # node -> [(attribute, bytes, weak references to the memory's owners)]
 
     def __enter__(self):
         events.attach(events.node_releasing, self._releasing)
@@ -57,14 +62,14 @@ class freeing_log:
 
     def _releasing(self, node, call):
         self._owners[node] = [
-            (name, s.nbytes, _memory_owner(s._value))
+            (name, s.nbytes, _memory_owners(s._value))
             for name, s in node.saved_tensors_info()
             if not s.is_freed
         ]
 
     def _released(self, node, call):
         owners = self._owners.pop(node, [])
-        saved = [(name, n, owner is None or owner() is None) for name, n, owner in owners]
+        saved = [(name, n, all(o() is None for o in held)) for name, n, held in owners]
         nodes = self._nodes_of(call)
         if saved:
             nodes.append((node.name(), saved))

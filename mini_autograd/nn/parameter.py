@@ -15,5 +15,7 @@ class Parameter(Tensor):
             owner = data if data._view_base is None else data._view_base
             self._version_counter = owner._version_counter
 
+    __format__ = object.__format__  # as in PyTorch: only a plain 0-d tensor formats as a number
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

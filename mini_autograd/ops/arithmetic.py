@@ -156,6 +156,12 @@ def mul(self, other):
     return record(MulBackward0, data, (self, other), saved, broadcasts=True)
 
 
+@np.errstate(divide="ignore", invalid="ignore")
+def true_divide(a, b):
+    """a / b for arrays, without numpy's warnings for x / 0 (PyTorch gives inf or nan silently)."""
+    return np.true_divide(a, b)
+
+
 def div(self, other):
     """self / other (true division: integers give the default float), broadcasting.
 
@@ -164,7 +170,7 @@ def div(self, other):
     other, a, b = promote(self, other)
     if a.dtype.kind != "f":
         a, b = a.astype(dtypes.default_float()), b.astype(dtypes.default_float())
-    data = broadcasting(np.true_divide, a, b, self, other)
+    data = broadcasting(true_divide, a, b, self, other)
     saved = {"other": other, "self": self if other.requires_grad else None}
     return record(DivBackward0, data, (self, other), saved, broadcasts=True)
 

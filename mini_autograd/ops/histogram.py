@@ -5,17 +5,16 @@ backward raises (torch::autograd::NotImplemented), and so does this module.
 """
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
-from .. import creation
+from .. import creation, return_types
 from ..core.errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..core.node import Node
 from ..core.tensor import Tensor
 from .recording import record
 
-HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])  # torch.return_types.histogram
+HistogramResult = return_types.histogram
 
 
 class NotImplementedBackward(Node):

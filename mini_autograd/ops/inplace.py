@@ -37,7 +37,6 @@ from .derivatives import FillBackward2, FillBackward3, ZeroBackward0
 from .promotion import as_tensor, result_type, wrapped_number
 from .recording import announce
 from .shape import (
-    MULTI_OUTPUT_VIEWS,
     as_strided,
     as_strided_node,
     memory_layout,
@@ -86,16 +85,19 @@ def _view_of_view(view, message):
     return RuntimeError(message.replace("A view was created", start, 1))
 
 
-def custom_function_view_error(view, what):
-    """PyTorch's error for a view that a custom Function returned, when it or its base changes."""
+def view_error(view, what, reason):
+    """PyTorch's error for a view that may not change (`what` it is doing), then `reason`: one
+    of the views a multi-output node returned, or a view a custom Function returned."""
     node = view._grad_fn
     if node is None:
         start = f"A view was created in no_grad mode and {what} with grad mode enabled."
     else:
-        name = getattr(node, "_forward_cls", type(node)).__name__
+        name = re.sub(r"Backward\d*$", "", node.name())
         start = f"Output {view._output_nr} of {name} is a view and {what}."
-    return RuntimeError(start + CUSTOM_FUNCTION_VIEW)
+    return RuntimeError(start + reason)
 
+
+BASE_CHANGED = "its base or another view of its base has been modified inplace"
 
 OVERLAPPING_IN_PLACE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -182,17 +184,12 @@ def _check_inplace_allowed(self, *others):
         return
     if not (self.requires_grad or base.requires_grad or _any_requires_grad(others)):
         return
-    if isinstance(self.grad_fn, MULTI_OUTPUT_VIEWS):
-        op = self.grad_fn.name().removesuffix("Backward0")
-        start = f"Output {self._output_nr} of {op} is a view and is being modified inplace."
-        raise RuntimeError(start + MULTI_OUTPUT_VIEW)
-    if self._view_made_in_no_grad == "multi_output":  # made by split... with no history
-        start = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-        raise RuntimeError(start + MULTI_OUTPUT_VIEW)
+    if self._view_made_in_no_grad == "multi_output":  # made by split..., or a view of one
+        raise view_error(self, "is being modified inplace", MULTI_OUTPUT_VIEW)
     if self._view_made_in_no_grad == "inference_mode":
         raise _view_of_view(self, inference.VIEW_IN_PLACE)
     if self._view_made_in_no_grad == "custom_function":
-        raise custom_function_view_error(self, "is being modified inplace")
+        raise view_error(self, "is being modified inplace", CUSTOM_FUNCTION_VIEW)
     if self._view_made_in_no_grad:
         raise _view_of_view(self, NO_GRAD_VIEW_IN_PLACE)
     if base.grad_fn is None and (self.requires_grad or base.requires_grad):
@@ -235,9 +232,9 @@ def view_history(view):
     if view._view_made_in_no_grad == "inference_mode":
         raise _view_of_view(view, inference.VIEW_CHANGED)
     if view._view_made_in_no_grad == "custom_function":
-        raise custom_function_view_error(
-            view, "its base or another view of its base has been modified inplace"
-        )
+        raise view_error(view, BASE_CHANGED, CUSTOM_FUNCTION_VIEW)
+    if view._view_made_in_no_grad == "multi_output":
+        raise view_error(view, BASE_CHANGED, MULTI_OUTPUT_VIEW)
     if view._view_made_in_no_grad:
         raise _view_of_view(view, NO_GRAD_VIEW_CHANGED)
     view._base_version_at_view = base._version_counter[0]
@@ -328,7 +325,7 @@ def mul_(self, other):
 
 def div_(self, other):
     """self /= other, in place."""
-    return _binary_inplace(self, other, arithmetic.div, np.true_divide, true_division=True)
+    return _binary_inplace(self, other, arithmetic.div, arithmetic.true_divide, true_division=True)
 
 
 def _fill(self, value, node):

@@ -8,6 +8,8 @@ makes every form below from the operation; `_rebase` is where the tensor takes t
 (through inplace.rebase_history, which also rebases the base of a view).
 """
 
+import weakref
+
 import numpy as np
 
 from ..core.errors import SCALAR_TYPE_NAMES
@@ -77,8 +79,27 @@ def _rebase(self, out, keeps_self):
     rebase_history(self, node)
     result = node._saved.get("result") if node._saved else None
     if result is not None and result._unpack is None:  # (a pack hook has already packed out)
-        node._saved["result"] = SavedTensor(self, is_output=True)
+        result = node._saved["result"] = SavedTensor(self, is_output=True)
+        if self._view_base is not None:  # the node is inside CopySlices now
+            result._output_type = ViewHistory(type(self), self._grad_fn)
     return self
+
+
+class ViewHistory:
+    """How the saved result of an in-place op on a view is rebuilt (SavedTensor._output_type):
+    a tensor whose history is the one the view had right after the op, held weakly, as PyTorch's
+    SavedVariable holds it. The node that made the result is inside CopySlices by then, so a
+    double backward through the result must go through the view's history, not that node."""
+
+    def __init__(self, tensor_type, history):
+        self.tensor_type, self.history = tensor_type, weakref.ref(history)
+
+    def _make(self, data, requires_grad, grad_fn, output_nr):
+        """The result as a tensor: with the view's history when a node unpacks it (that node,
+        as in PyTorch, once the history is gone), else none."""
+        history = self.history() if grad_fn is not None else None
+        node = grad_fn if history is None else history
+        return self.tensor_type._make(data, node is not None, node, output_nr)
 
 
 # The operations of the table's UNARY (derivatives.py): exp_ from exp, and so on.

@@ -57,10 +57,9 @@ def _check_dtypes(a, b, op="mm"):
 
 def mm(self, mat2):
     """Matrix product of two 2-D tensors."""
-    if self._data.ndim != 2 or mat2._data.ndim != 2:
-        raise RuntimeError(
-            f"self must be a matrix (got {self._data.ndim}-D and {mat2._data.ndim}-D)"
-        )
+    for name, operand in (("self", self), ("mat2", mat2)):
+        if operand._data.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix")
     if self._data.shape[1] != mat2._data.shape[0]:
         (n, k), (k2, m) = self._data.shape, mat2._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")

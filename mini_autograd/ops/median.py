@@ -2,16 +2,15 @@
 never their mean), of the whole tensor or along a dim; median propagates NaN, nanmedian skips it.
 """
 
-from collections import namedtuple
-
 import numpy as np
 
+from .. import return_types
 from ..core.tensor import Tensor
 from .recording import record
 from .reductions import MaxBackward0, MaxBackward1, _order, _reduced_dim, _values_and_indices
 
-MedianResult = namedtuple("median", ["values", "indices"])
-NanmedianResult = namedtuple("nanmedian", ["values", "indices"])
+MedianResult = return_types.median
+NanmedianResult = return_types.nanmedian
 
 
 class MedianBackward0(MaxBackward1):

@@ -7,10 +7,10 @@ Every `dim` may also be given as numpy's `axis=`, and `keepdim` as `keepdims=`, 
 
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
+from .. import return_types
 from ..core import dtypes
 from ..core.errors import SCALAR_TYPE_NAMES, scalar_type_name
 from ..core.node import Node
@@ -30,11 +30,11 @@ from .recording import record
 from .shape import cat, normalize_dim
 
 # what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max
-MaxResult = namedtuple("max", ["values", "indices"])
-MinResult = namedtuple("min", ["values", "indices"])
-SortResult = namedtuple("sort", ["values", "indices"])
-TopkResult = namedtuple("topk", ["values", "indices"])
-KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
+MaxResult = return_types.max
+MinResult = return_types.min
+SortResult = return_types.sort
+TopkResult = return_types.topk
+KthvalueResult = return_types.kthvalue
 
 
 def numpy_names(op, dim, keepdim, axis, keepdims=None):

@@ -56,7 +56,7 @@ def _view_of(self, data, node_type=None, saved=None, args=None):
     _mark_view(out, self if self._view_base is None else self._view_base)
     if self._view_base is not None and out._view_made_in_no_grad is False:
         made_in = self._view_made_in_no_grad
-        if made_in is True or made_in == "inference_mode":  # a view of such a view is one too
+        if made_in is True or made_in in ("inference_mode", "multi_output"):  # so is its view
             out._view_made_in_no_grad = made_in
     return out
 
@@ -637,10 +637,6 @@ class UnbindBackward0(Node):
         return (stack(parts, self._saved["dim"]),)
 
 
-# their outputs are views that PyTorch refuses to change in place
-MULTI_OUTPUT_VIEWS = (SplitBackward0, SplitWithSizesBackward0, UnbindBackward0)
-
-
 def _views_of(self, pieces, node_type, saved, args):
     """Views of self that one multi-output node records (split, chunk, unbind)."""
     owner = self if self._view_base is None else self._view_base
@@ -656,8 +652,8 @@ def _views_of(self, pieces, node_type, saved, args):
     ]
     for out in outs:
         _mark_view(out, owner)
-        if node is None and out._view_made_in_no_grad is False:
-            out._view_made_in_no_grad = "multi_output"  # refused in place all the same
+        if out._view_made_in_no_grad is False:  # made in grad mode: refused in place
+            out._view_made_in_no_grad = "multi_output"
     return tuple(outs)
 
 

@@ -23,6 +23,7 @@ def _not_views(pieces, node_type):
         node.__class__ = node_type  # the same node, another name and no view restrictions
     for piece in pieces:
         piece._view_base = None
+        piece._view_made_in_no_grad = False  # not one of split's views, refused in place
     return pieces
 
 

@@ -202,11 +202,13 @@ track.check("2.6")
 # one is that, for a leaf? PyTorch refuses a tensor that does not require grad, saying "cannot
 # register a hook on a tensor that doesn't require gradient", and returns a handle; here
 # returning the hook itself will do) and `retain_grad` (a hook that keeps the
-# gradient in `.grad`, adding when one is already there; the first one it keeps must be `.grad`'s
+# gradient in `.grad`, adding when one is already there, into a new tensor: unlike a leaf's
+# accumulation in 2.8, PyTorch does not add into the old `.grad`; the first one it keeps must be `.grad`'s
 # own memory, since the gradient that arrives may be shared, for instance the very tensor given
-# to `backward`; on a leaf it does nothing, and on a
-# tensor that does not require grad PyTorch refuses, with `RETAIN_GRAD_MESSAGE`; under
-# `create_graph` the kept gradient is part of the graph, as the gradient itself is). In PyTorch
+# to `backward`: PyTorch keeps a clone, recorded like any operation (the given node
+# `CloneBackward0`), so that under `create_graph` the kept gradient is part of the graph; on a
+# leaf it does nothing, and on a
+# tensor that does not require grad PyTorch refuses, with `RETAIN_GRAD_MESSAGE`). In PyTorch
 # that hook runs after the tensor's other hooks, whatever the order they were registered in:
 # the node keeps it apart, in `_retain_grad_hook`, and your loop calls it last. The check compares the order the nodes run in,
 # and the gradients, with PyTorch's.
@@ -231,9 +233,10 @@ track.check("2.7")
 # ## Exercise 2.8 (your engine): accumulating into `.grad`
 #
 # The last node on every path is a leaf's `AccumulateGrad`. Write its `__init__` (it has no
-# inputs; it remembers its leaf, and among ready nodes it must run first) and its `apply(grad)`:
+# inputs; it remembers its leaf as `variable`, PyTorch's name, and among ready nodes it must run first) and its `apply(grad)`:
 #
-# * the first gradient becomes `variable.grad`, outside the graph unless grad mode is on, which
+# * the first gradient becomes `variable.grad` as a copy of its own, recorded like any operation
+#   (the given node `CopyBackwards`, PyTorch's): outside the graph unless grad mode is on, which
 #   during backward means `create_graph=True`;
 # * a later one is added **into `.grad`'s own memory**, so that `x.grad` stays the same tensor
 #   and whatever shares its memory (`g = x.grad`, `x.grad.detach()`, `x.grad.numpy()`) sees the

@@ -57,7 +57,8 @@ track.check("3.2")
 # %% [markdown]
 # ## Exercise 3.3 (your engine): saving a tensor
 #
-# `SavedTensor(tensor, node, is_output)` is where a node keeps a value. Write its `__init__`. To
+# `SavedTensor(tensor, node, is_output)` is where a node keeps a value. Write its `__init__`
+# (`node` is the node that saves: the node holds its SavedTensors, so what would keeping it make?). To
 # detect later that the tensor was changed in place, stamp the version it has **now** and keep
 # its version counter (the object itself, to read later). Remember `is_output` and that nothing
 # is freed yet. A node's own output (`is_output`) is a special case: the output's `grad_fn` is
@@ -67,7 +68,10 @@ track.check("3.2")
 #
 # Then the hooks: inside `with saved_tensors_hooks(pack, unpack):` the tensor is not kept
 # itself; the **innermost** active pair's `pack(tensor)` decides what is kept, computed outside
-# the graph, and its `unpack` is remembered to read it back. Write `saved_tensors_hooks` too: it
+# the graph, and its `unpack` is remembered to read it back. One exception: a Python number
+# (the `2` of `x * 2`) is saved as a tensor the operation made for it, marked
+# `_is_wrapped_number`, and PyTorch never packs that one: a hook sees only the program's own
+# tensors. Write `saved_tensors_hooks` too: it
 # keeps its pair and puts it on `_hook_stack` for the duration of its block. The names the rest
 # of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
 # `is_output`.

@@ -295,14 +295,19 @@ except NotImplementedError:
 # ## Exercise 4.5 (your engine): `backward`
 #
 # Write `backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False)`, the
-# function behind `loss.backward()`, with the two it needs:
+# function behind `loss.backward()` (`tensors` is one tensor or a sequence of them, as in
+# `torch.autograd.backward`), with the two it needs:
 #
 # * `_initial_grads(outputs, grad_outputs)`: the gradient each output starts from.
 #   `grad_outputs` is what the user passed, to `backward` or to `autograd.grad`: `None`, one
 #   tensor, or one per output (each a tensor or `None`). A one-element output may start from
 #   ones; any other needs a gradient given, of its own shape; an output that does not require
-#   grad cannot start at all. PyTorch's three errors stand, to the letter, at the top of your
-#   file (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`).
+#   grad cannot start at all; fewer gradients than outputs is refused too (more are
+#   ignored). PyTorch's four errors stand, to the letter, at the top of your file
+#   (`NO_GRAD_FN_MESSAGE`, `SCALAR_ONLY_MESSAGE`, `SHAPE_MESSAGE`, `COUNT_MESSAGE`). When several apply,
+#   which one does PyTorch raise? Try `torch.ones(3).backward()` and
+#   `torch.ones(3).backward(torch.ones(2))`: it looks at the gradients first, output by output,
+#   and only afterwards, in its engine, at whether the outputs require grad.
 # * `backward` itself: `retain_graph=None` is not `False`. What should it be, so that a graph
 #   built for second derivatives survives its first backward?
 # * `run_backward(roots, grads, retain_graph, create_graph, inputs=None)`: the roots' edges, a

@@ -141,11 +141,13 @@ check_hessian(hessian)
 # ## Exercise 5.5 (your engine): `autograd.grad`
 #
 # `grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-# allow_unused=False)` returns the gradients of `outputs` with respect to `inputs`, as a tuple,
+# allow_unused=False)` returns the gradients of `outputs` with respect to `inputs` (each one
+# tensor or a sequence of them), as a tuple,
 # and touches no `.grad`. It is `backward` with a capture: the same defaults, the same starting
 # gradients (from `grad_outputs`), one call to `run_backward` with the inputs, and PyTorch's
-# errors: for an input that does not require grad (`NOT_REQUIRING_MESSAGE`), and for an input
-# the graph never reached (`UNUSED_MESSAGE`, with its index) unless `allow_unused`.
+# errors: for an input that does not require grad (`NOT_REQUIRING_MESSAGE`, checked after
+# everything about the outputs), and for an input the graph never reached (`UNUSED_MESSAGE`,
+# with its index) unless `allow_unused`.
 
 # %%
 track.check("5.5")

@@ -32,6 +32,7 @@ and the simple formulas at the top, the operations at the end) are not exercises
 Every operation has one output: an edge's input_nr is 0.
 """
 
+import functools  # noqa: F401 (a decorator keeps the function's name and docstring)
 import heapq  # noqa: F401 (the run loop's queue of ready nodes)
 import itertools
 import sys  # noqa: F401 (the accumulator's sequence number)
@@ -49,6 +50,7 @@ UNUSED_MESSAGE = "The differentiated Tensor at index {} appears to not have been
 MODIFIED_MESSAGE = "one of the variables needed for gradient computation has been modified by an inplace operation: {} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
 SCALAR_ONLY_MESSAGE = "grad can be implicitly created only for scalar outputs"
 NO_GRAD_FN_MESSAGE = "element {} of tensors does not require grad and does not have a grad_fn"
+COUNT_MESSAGE = "got {} tensors and {} gradients"
 SHAPE_MESSAGE = "Mismatch in shape: grad_output[{0}] has a shape of torch.Size({1}) and output[{0}] has a shape of torch.Size({2})."
 NOT_REQUIRING_MESSAGE = "One of the differentiated Tensors does not require grad"
 RETAIN_GRAD_MESSAGE = "can't retain_grad on Tensor that has requires_grad=False"
@@ -81,6 +83,7 @@ class Tensor:
         self.grad_fn = grad_fn  # the node that made this tensor; None for a leaf
         self._version_counter = [0]  # one box, shared with detach()ed tensors, as in PyTorch
         self._accumulator = None  # a leaf's AccumulateGrad node, made on first use
+        self._is_wrapped_number = False  # True when an operation made it from a Python number
 
     shape = property(lambda self: self._data.shape, doc="The size of each dimension.")
     dtype = property(lambda self: self._data.dtype, doc="The element type (a numpy dtype).")
@@ -92,17 +95,13 @@ class Tensor:
     def numpy(self):
         """The data as a numpy array (shared memory); refused while it requires grad."""
         if self.requires_grad:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-            )
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")  # fmt: skip
         return self._data
 
     def item(self):
         """The value of a one-element tensor, as a Python number."""
         if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
-            )
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")  # fmt: skip
         return self._data.item()
 
     def __repr__(self):
@@ -198,6 +197,8 @@ TBackward0 = _backward_node("TBackward0", (), lambda n, g: (g.t(),), "out = self
 ViewBackward0 = _backward_node("ViewBackward0", (), lambda n, g: (g.reshape(n._saved_self_sym_sizes),), "out = self.view(sizes): g reshaped back")
 SelectBackward0 = _backward_node("SelectBackward0", (), lambda n, g: (_index_grad(g, n),), "out = self[i]: g put back into zeros")
 SliceBackward0 = _backward_node("SliceBackward0", (), lambda n, g: (_index_grad(g, n),), "out = self[a:b]: g put back into zeros")
+CloneBackward0 = _backward_node("CloneBackward0", (), lambda n, g: (g,), "out = self.clone(): g")
+CopyBackwards = _backward_node("torch::autograd::CopyBackwards", (), lambda n, g: (None, g), "out = new memory.copy_(src), two inputs: (None, g)")
 IndexGrad = _backward_node("IndexGrad", (), lambda n, g: (g[n._where],), "out = zeros with g at `where`: out[where]")
 # fmt: on
 
@@ -281,6 +282,7 @@ class _SetGradMode:
         """Used as a decorator: the function runs inside a fresh block of this mode."""
         ### BEGIN SOLUTION 1.6: no_grad as a decorator
 
+        @functools.wraps(function)
         def wrapper(*args, **kwargs):
             with type(self)():
                 return function(*args, **kwargs)
@@ -457,9 +459,10 @@ def retain_grad(self):
         return
 
     def keep(grad):  # the first is copied, as in AccumulateGrad: the arriving one may be shared
-        if self.grad is None and not _GradMode.enabled:
-            grad = Tensor(grad._data.copy())
-        self.grad = grad if self.grad is None else self.grad + grad
+        if self.grad is None:
+            self.grad = _record(CloneBackward0, grad._data.copy(), [grad])
+        else:
+            self.grad = self.grad + grad
 
     self.grad_fn._retain_grad_hook = keep
     ### END SOLUTION
@@ -482,8 +485,8 @@ class AccumulateGrad(Node):
     def apply(self, grad):
         ### BEGIN SOLUTION 2.8: accumulating into .grad
         variable = self.variable
-        if variable.grad is None:  # a copy: others may hold the incoming gradient's memory
-            variable.grad = grad if _GradMode.enabled else Tensor(grad._data.copy())
+        if variable.grad is None:  # a copy: others may hold the incoming gradient itself
+            variable.grad = _record(CopyBackwards, grad._data.copy(), [None, grad])
         elif _GradMode.enabled:  # create_graph: the sum is a new tensor, part of the graph
             variable.grad = variable.grad + grad
         else:  # in .grad's own memory: whoever shares it sees the sum, and its version goes up
@@ -556,7 +559,7 @@ class SavedTensor:
         self.version_counter = tensor._version_counter
         self.unpack_hook = None
         self.value = Tensor(tensor._data) if is_output else tensor  # the output holds this node
-        if _hook_stack:
+        if _hook_stack and not tensor._is_wrapped_number:
             pack, self.unpack_hook = _hook_stack[-1]
             with no_grad():
                 self.value = pack(tensor)
@@ -661,16 +664,19 @@ def _initial_grads(outputs, grad_outputs):
     or one tensor or None per output), or ones for a one-element output."""
     ### BEGIN SOLUTION 4.5: the starting gradients
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs] * len(outputs) if len(outputs) == 1 else [None] * len(outputs)
+        grad_outputs = [None] * len(outputs) if grad_outputs is None else [grad_outputs]
     grads = []
-    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
-        if not out.requires_grad:
-            raise RuntimeError(NO_GRAD_FN_MESSAGE.format(i))
-        if grad is None and out._data.size != 1:
-            raise RuntimeError(SCALAR_ONLY_MESSAGE)
+    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):  # extra gradients: ignored
         if grad is not None and grad.shape != out.shape:
             raise RuntimeError(SHAPE_MESSAGE.format(i, list(grad.shape), list(out.shape)))
+        if grad is None and out.requires_grad and out._data.size != 1:
+            raise RuntimeError(SCALAR_ONLY_MESSAGE)
         grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad)
+    if len(grads) != len(outputs):
+        raise RuntimeError(COUNT_MESSAGE.format(len(outputs), len(grads)))
+    for i, out in enumerate(outputs):  # PyTorch's engine checks this after the gradients
+        if not out.requires_grad:
+            raise RuntimeError(NO_GRAD_FN_MESSAGE.format(i))
     return grads
     ### END SOLUTION
 
@@ -727,11 +733,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     ### BEGIN SOLUTION 5.5: autograd.grad
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    grads = _initial_grads(outputs, grad_outputs)
     if not all(t.requires_grad for t in inputs):
         raise RuntimeError(NOT_REQUIRING_MESSAGE)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _initial_grads(outputs, grad_outputs)
     captured = run_backward(outputs, grads, retain_graph, create_graph, inputs)
     for i, g in enumerate(captured):
         if g is None and not allow_unused:
@@ -834,7 +840,11 @@ def _array(value):
 
 
 def _as_tensor(value, dtype):
-    return value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype))
+    if isinstance(value, Tensor):
+        return value
+    number = Tensor(np.asarray(value, dtype))
+    number._is_wrapped_number = True  # PyTorch's name: a hook never packs a wrapped number
+    return number
 
 
 def _broadcast(self, other, numpy_op):
@@ -842,10 +852,7 @@ def _broadcast(self, other, numpy_op):
     sa, sb = np.shape(_array(self)), np.shape(_array(other))
     for i in range(1, min(len(sa), len(sb)) + 1):
         if sa[-i] != sb[-i] and 1 not in (sa[-i], sb[-i]):
-            raise RuntimeError(
-                f"The size of tensor a ({sa[-i]}) must match the size of tensor b ({sb[-i]}) at "
-                f"non-singleton dimension {max(len(sa), len(sb)) - i}"
-            )
+            raise RuntimeError(f"The size of tensor a ({sa[-i]}) must match the size of tensor b ({sb[-i]}) at non-singleton dimension {max(len(sa), len(sb)) - i}")  # fmt: skip
     return np.asarray(numpy_op(_array(self), _array(other))), (sa, sb)
 
 
@@ -887,7 +894,7 @@ sigmoid = _unary(SigmoidBackward0, lambda a: 1 / (1 + np.exp(-a)), "result", "1 
 t = _unary(TBackward0, lambda a: a.T.copy(), doc="The transpose of a matrix.")
 
 
-def pow(self, exponent):
+def _pow(self, exponent):
     """self ** exponent, for a Python number exponent."""
     if isinstance(exponent, Tensor):
         raise TypeError("my_autograd's ** takes a Python number as the exponent")
@@ -895,7 +902,7 @@ def pow(self, exponent):
     return _record(PowBackward0, data, [self], [("self", self)], _saved_exponent=exponent)
 
 
-def sum(self, dim=None, keepdim=False):
+def _sum(self, dim=None, keepdim=False):  # not `sum`: Python's sum stays usable in this file
     """The sum of all elements, or along `dim` (an int or a tuple of ints)."""
     if dim is None:
         data = np.asarray(self._data.sum())
@@ -931,9 +938,7 @@ def getitem(self, key):
     if not isinstance(key, (int, np.integer, slice)):
         raise TypeError("my_autograd indexes the first dimension only, with an int or a slice")
     if not isinstance(key, slice) and not -len(self._data) <= key < len(self._data):
-        raise IndexError(
-            f"index {key} is out of bounds for dimension 0 with size {len(self._data)}"
-        )
+        raise IndexError(f"index {key} is out of bounds for dimension 0 with size {len(self._data)}")  # fmt: skip
     node_class = SliceBackward0 if isinstance(key, slice) else SelectBackward0
     return _record(node_class, self._data[key].copy(), [self], _where=key,
                    _saved_self_sym_sizes=self.shape)  # fmt: skip
@@ -941,14 +946,14 @@ def getitem(self, key):
 
 for _name, _function in {
     "__add__": add, "__radd__": add, "__sub__": sub, "__neg__": neg, "__mul__": mul,
-    "__rmul__": mul, "__truediv__": div, "__pow__": pow, "tolist": lambda s: s._data.tolist(),
+    "__rmul__": mul, "__truediv__": div, "__pow__": _pow, "tolist": lambda s: s._data.tolist(),
     "dim": lambda s: s.ndim, "numel": lambda s: s._data.size, "__len__": lambda s: len(s._data),
     "size": lambda s, dim=None: s.shape if dim is None else s.shape[dim],
     "__rsub__": lambda s, number: _record(RsubBackward1, np.asarray(number - s._data), [s]),
     "__rtruediv__": lambda s, number: mul(reciprocal(s), number),  # recorded as PyTorch does
     "__matmul__": mm, "__getitem__": getitem, "add": add, "sub": sub, "mul": mul, "div": div,
-    "pow": pow, "mm": mm, "matmul": mm, "exp": exp, "log": log, "tanh": tanh, "sigmoid": sigmoid,
-    "reciprocal": reciprocal, "sum": sum, "mean": mean, "expand": expand, "reshape": reshape,
+    "pow": _pow, "mm": mm, "matmul": mm, "exp": exp, "log": log, "tanh": tanh, "sigmoid": sigmoid,
+    "reciprocal": reciprocal, "sum": _sum, "mean": mean, "expand": expand, "reshape": reshape,
     "view": reshape, "t": t, "detach": detach, "register_hook": register_hook,
     "retain_grad": retain_grad,
     "add_": lambda s, o: _in_place(s, o, np.add, AddBackward0),
