@@ -9,6 +9,8 @@ Code written for torch runs with `import mini_autograd as torch`: the names belo
 """
 # ruff: noqa: F401 (this file only re-exports, under torch's names)
 
+import warnings as _warnings
+
 from . import (
     accelerator,
     autograd,
@@ -138,3 +140,12 @@ _install_methods(Tensor)
 Tensor._view_history = staticmethod(_view_history)
 
 __version__ = "0.1.0"
+
+# torch gives inf and nan without a word where numpy warns ("overflow encountered in matmul"):
+# numpy's floating-point warnings raised in mini_autograd's own code are not shown.
+_warnings.filterwarnings(
+    "ignore",
+    message="(overflow|invalid value|divide by zero|underflow) encountered",
+    category=RuntimeWarning,
+    module=r"mini_autograd\.",
+)

@@ -8,6 +8,7 @@ can run arbitrary code. Like PyTorch, a loaded tensor keeps its dtype and requir
 leaf, and has no .grad; a tensor that appears twice is loaded once.
 """
 
+import _compat_pickle
 import contextlib
 import copy
 import os
@@ -19,11 +20,13 @@ from .core.device import check as check_device
 from .core.tensor import Tensor
 from .nn.parameter import Parameter
 
+DEFAULT_PROTOCOL = 2  # torch's: other objects in the file name the same globals as in torch's
 
-def save(obj, f):
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL):
     """Write obj (tensors, containers of them, a state_dict...) to a path or a binary file."""
     with _opened(f, "wb") as file:
-        _TensorPickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+        _TensorPickler(file, protocol=pickle_protocol).dump(obj)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **options):
@@ -117,16 +120,48 @@ TENSOR_METHODS = {"__reduce_ex__": _reduce_ex, "__deepcopy__": _deepcopy}
 class _TensorPickler(pickle.Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            return _reduce_ex(obj, pickle.HIGHEST_PROTOCOL)
+            return _reduce_ex(obj, DEFAULT_PROTOCOL)
         return NotImplemented
 
 
-# What weights_only=True lets a file name (containers and numbers need no name in a pickle).
+# What weights_only=True lets a file name: torch's list (a pickle of protocol 2 names bytes, sets
+# and complex numbers through these), and this module's own tensor format.
 _ALLOWED = {
     (__name__, "_rebuild_tensor"),
-    ("collections", "OrderedDict"),
     ("mini_autograd.core.dtypes", "_by_name"),
+    ("builtins", "bytes"),  # an empty tensor's data
+    ("collections", "OrderedDict"),
+    ("collections", "Counter"),
+    ("_codecs", "encode"),
+    ("builtins", "bytearray"),
+    ("builtins", "set"),
+    ("builtins", "complex"),
 }
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
+    "likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
+    "file from a trusted source."
+)
+DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+
+
+def _unsupported_global(module, name):
+    """torch.load's error for a global that weights_only=True does not allow."""
+    full_path = f"{module}.{name}" if module != "builtins" else name
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two options, "
+        "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+        f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please "
+        "check the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+        f"Unsupported global: GLOBAL {full_path} was not an allowed global by default. Please use "
+        f"`torch.serialization.add_safe_globals([{full_path}])` or the "
+        f"`torch.serialization.safe_globals([{full_path}])` context manager to allowlist this "
+        f"global if you trust this class/function.{DOCS_MESSAGE}"
+    )
 
 
 class _WeightsUnpickler(pickle.Unpickler):
@@ -135,19 +170,14 @@ class _WeightsUnpickler(pickle.Unpickler):
         self.weights_only = weights_only
 
     def find_class(self, module, name):
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)  # protocol 2: __builtin__
         if (
             not self.weights_only
             or (module, name) in _ALLOWED
             or f"{module}.{name}" in _safe_globals
         ):
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(
-            "Weights only load failed. Re-running `load` with `weights_only` set to `False` will "
-            "likely succeed, but it can result in arbitrary code execution. Do it only if you got "
-            "the file from a trusted source.\n"
-            f"WeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} was not an "
-            "allowed global by default."
-        )
+        raise _unsupported_global(module, name)
 
 
 @contextlib.contextmanager

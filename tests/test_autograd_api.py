@@ -7,6 +7,7 @@ Most tests run one program `fn(lib)` with `lib = torch` and `lib = mini_autograd
 the results, or the errors (type and exact text, taken from torch in the same test).
 """
 
+import collections
 import gc
 import io
 import os
@@ -1420,6 +1421,38 @@ def test_weights_only_refuses_other_classes():
                     in str(error.value)
                 )
             assert type(round_trip(lib, obj, weights_only=False)) is type(obj)
+
+
+@pytest.mark.parametrize("obj", [np.zeros(3), print, Unsafe()], ids=["ndarray", "print", "class"])
+def test_weights_only_error_is_torchs_text(obj):
+    """The whole message, as torch.load words it; a numpy array names the same global as in a
+    file torch.save wrote (both pickle with protocol 2)."""
+    texts = []
+    for lib in (torch, ma):
+        with pytest.raises(pickle.UnpicklingError) as error:
+            round_trip(lib, obj)
+        texts.append(str(error.value))
+    assert texts[1] == texts[0]
+
+
+def test_protocol_2_values_load_with_weights_only():
+    """Sets, complex numbers, bytearrays, Counters and empty tensors are allowed, as in torch."""
+
+    def program(lib):
+        obj = {
+            "set": {1, 2},
+            "complex": 1 + 2j,
+            "bytearray": bytearray(b"xy"),
+            "counter": collections.Counter("aab"),
+            "empty": lib.zeros(0),
+        }
+        loaded = round_trip(lib, obj)
+        return {
+            key: describe(value) if is_tensor(value) else repr(value)
+            for key, value in loaded.items()
+        }
+
+    same_results(program)
 
 
 def test_saved_tensors_hooks_tutorial_with_temp_files(tmp_path):

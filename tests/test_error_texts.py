@@ -188,6 +188,10 @@ def _backward_with_create_graph(lib):
     (f64(lib, [1.0, 2.0], True) ** 3).sum().backward(create_graph=True)
 
 
+def _float_of_a_tensor_that_requires_grad(lib):
+    float(f64(lib, [1.0], True) * 2)
+
+
 def _grad_with_only_inputs_false(lib):
     x = f64(lib, [1.0, 2.0], True)
     lib.autograd.grad((x * 2).sum(), [x], only_inputs=False)
@@ -304,6 +308,7 @@ CASES = {
     "MATERIALIZE_WITHOUT_ALLOW_UNUSED": _materialize_grads_without_allow_unused,
     "MATERIALIZE_GRADIENT_EDGE": _materialize_grads_of_unused_gradient_edge,
     "CREATE_GRAPH_WITH_BACKWARD": _backward_with_create_graph,
+    "SCALAR_OF_REQUIRES_GRAD": _float_of_a_tensor_that_requires_grad,
     "ONLY_INPUTS_DEPRECATED": _grad_with_only_inputs_false,
     "NOT_IN_BACKWARD": _will_engine_execute_node_outside_backward,
     "LEAF_IN_AUTOGRAD_GRAD": _multi_grad_hook_on_leaves_in_autograd_grad,
@@ -327,10 +332,11 @@ def mistake_of(lib, program):
     return given[0] if len(given) == 1 else given  # none, or several: a list fails the test
 
 
-# torch gives this warning once per process (TORCH_WARN_ONCE in its C++ engine), whatever the
-# warnings filter says: catch it here, on import, before any test runs a backward(create_graph).
+# torch gives these warnings once per process (TORCH_WARN_ONCE in its C++ code), whatever the
+# warnings filter says: catch them here, on import, before any test makes the mistake.
 TORCH_ONCE_PER_PROCESS = {
     "CREATE_GRAPH_WITH_BACKWARD": mistake_of(torch, _backward_with_create_graph),
+    "SCALAR_OF_REQUIRES_GRAD": mistake_of(torch, _float_of_a_tensor_that_requires_grad),
 }
 
 

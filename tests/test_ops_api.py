@@ -53,6 +53,50 @@ CALLS = {
     "any_dim": lambda lib: (x34(lib) > 3).any(0),
     "any_int": lambda lib: ints(lib).any(),
     "all_uint8": lambda lib: lib.tensor([1, 2], dtype=lib.uint8).all(),
+    # --- elementwise tests (isnan...) and logical operations: bool tensors, no graph ----------
+    **{
+        f"{name}_{kind}": (lambda lib, name=name, make=make: getattr(lib, name)(make(lib)))
+        for name in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not")
+        for kind, make in (
+            ("special", lambda lib: lib.tensor([1.0, -0.0, math.inf, -math.inf, math.nan])),
+            ("ints", ints),
+            ("bools", lambda lib: lib.tensor([True, False])),
+        )
+    },
+    "isnan_method_requires_grad": lambda lib: (
+        lib.tensor([math.nan, 1.0], requires_grad=True).isnan().requires_grad
+    ),
+    "isnan_number": lambda lib: lib.isnan(1.0),
+    "isnan_out": lambda lib: lib.isnan(x34(lib), out=lib.empty(3, 4, dtype=lib.bool)),
+    "isposinf_out_float": lambda lib: lib.isposinf(x34(lib), out=lib.empty(3, 4)),
+    "isposinf_out_bool": lambda lib: lib.isposinf(x34(lib), out=lib.empty(3, 4, dtype=lib.bool)),
+    "logical_and_broadcast": lambda lib: lib.logical_and(x34(lib), lib.tensor([1, 0, 2, 0])),
+    "logical_or_method": lambda lib: x34(lib).logical_or(lib.zeros(3, 1)),
+    "logical_xor_bools": lambda lib: lib.logical_xor(lib.tensor([True, False]), lib.tensor(True)),
+    "logical_and_number": lambda lib: lib.logical_and(x34(lib), 1),
+    "logical_and_shapes": lambda lib: lib.logical_and(x34(lib), lib.ones(3)),
+    "logical_not_out": lambda lib: lib.logical_not(x34(lib), out=lib.empty(3, 4)),
+    # --- scatter and scatter_: src or a value written where index points ---------------------
+    "scatter_src": lambda lib: lib.zeros(3, 4).scatter(0, lib.tensor([[0, 1, 2, 0]]), x34(lib)),
+    "scatter_value": lambda lib: x34(lib).scatter(1, lib.tensor([[1], [2], [3]]), 5.0),
+    "scatter_value_kw": lambda lib: x34(lib).scatter(dim=1, index=lib.tensor([[0]]), value=2),
+    "scatter_int32_index": lambda lib: x34(lib).scatter(1, lib.tensor([[2]], dtype=lib.int32), 1),
+    "scatter_fn": lambda lib: lib.scatter(x34(lib), 0, lib.tensor([[2, 0]]), -1.0),
+    "scatter_long_self": lambda lib: ints(lib).scatter(0, lib.tensor([0]), 1.5),
+    "scatter_reduce_add": lambda lib: x34(lib).scatter(1, lib.tensor([[0, 0]]), 1.0, reduce="add"),
+    "scatter_reduce_src": lambda lib: x34(lib).scatter(
+        0, lib.tensor([[1, 1]]), lib.ones(1, 2), reduce="multiply"
+    ),
+    "scatter_one_hot_": lambda lib: lib.zeros(2, 3).scatter_(1, lib.tensor([[2], [0]]), 1),
+    "scatter_other_dtype": lambda lib: x34(lib).scatter(
+        0, lib.tensor([[0]]), lib.ones(1, 1).double()
+    ),
+    "scatter_out_of_bounds": lambda lib: x34(lib).scatter(1, lib.tensor([[4]]), 1.0),
+    "scatter_index_dims": lambda lib: x34(lib).scatter(1, lib.tensor([1]), 1.0),
+    "scatter_leaf_": lambda lib: lib.ones(3, requires_grad=True).scatter_(0, lib.tensor([1]), 2.0),
+    "scatter_index_over_src": lambda lib: x34(lib).scatter(
+        1, lib.tensor([[1], [0]]), lib.ones(1, 1)
+    ),
     # --- equal, isclose, allclose --------------------------------------------------------------
     "equal_same": lambda lib: lib.equal(x34(lib), x34(lib).clone()),
     "equal_other_values": lambda lib: x34(lib).equal(x34(lib) + 1),
@@ -455,3 +499,90 @@ def test_function_forms_are_the_methods():
         if name in METHODS and name != "where":
             assert getattr(ops, name).__wrapped__ is METHODS[name], name
     assert ma.softmax is METHODS["softmax"]
+
+
+@pytest.mark.parametrize("lib", [torch, ma], ids=["torch", "mini_autograd"])
+def test_tanh_float32_backward_rounds_one_minus_square_once(lib):
+    """tanh's gradient in float32 is grad * (1 - y * y) with 1 - y * y rounded once (torch's
+    kernel fuses the multiply and the subtraction), so that a hand-written (1 - y**2) * grad,
+    rounded twice, differs from it in the last bit for some elements (Karpathy's "backprop
+    ninja" prints exact: False there)."""
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal(10_000, dtype=np.float32), requires_grad=True)
+    g = lib.tensor(rng.standard_normal(10_000, dtype=np.float32))
+    y = lib.tanh(x)
+    y.backward(g)
+    y32, g32 = y.detach().numpy(), g.numpy()
+    fused = (1 - y32.astype(np.float64) * y32).astype(np.float32) * g32
+    rounded_twice = (np.float32(1) - y32 * y32) * g32
+    assert np.array_equal(x.grad.numpy(), fused)
+    assert not np.array_equal(x.grad.numpy(), rounded_twice)
+
+
+# --- operations torch writes as other operations (compositions.py): their values, dtypes, the
+# chain of nodes they record, and the gradients that flow back through them --------------------
+COMPOSED = {
+    "repeat_interleave": lambda L, x, v, s: L.repeat_interleave(x, 2),
+    "repeat_interleave_dim": lambda L, x, v, s: x.repeat_interleave(2, dim=1),
+    "repeat_interleave_tensor": lambda L, x, v, s: x.repeat_interleave(L.tensor([1, 2]), dim=0),
+    "hstack_1d": lambda L, x, v, s: L.hstack([v, v]),
+    "hstack_2d": lambda L, x, v, s: L.hstack((x, x)),
+    "vstack": lambda L, x, v, s: L.vstack([v, v]),
+    "row_stack": lambda L, x, v, s: L.row_stack([x, v]),
+    "column_stack": lambda L, x, v, s: L.column_stack([x.t(), v]),
+    "dstack": lambda L, x, v, s: L.dstack([v, v]),
+    "atleast_1d": lambda L, x, v, s: L.atleast_1d(s),
+    "atleast_2d": lambda L, x, v, s: L.atleast_2d(s, v),
+    "atleast_3d": lambda L, x, v, s: L.atleast_3d([s, v, x]),
+    "tile": lambda L, x, v, s: L.tile(v, (2, 2)),
+    "tile_method": lambda L, x, v, s: x.tile((2,)),
+    "diff": lambda L, x, v, s: L.diff(x, n=2),
+    "diff_prepend_append": lambda L, x, v, s: x.diff(dim=0, prepend=x[:1], append=x[1:]),
+    "unflatten": lambda L, x, v, s: x.unflatten(-1, (-1, 1)),
+    "broadcast_tensors": lambda L, x, v, s: L.broadcast_tensors(v, x),
+    "swapaxes": lambda L, x, v, s: x.swapaxes(1, 0),
+    "swapdims": lambda L, x, v, s: L.swapdims(x, 0, 1),
+    "movedim": lambda L, x, v, s: L.movedim(x.reshape(1, 2, 3), (0, 1), (2, 0)),
+    "moveaxis": lambda L, x, v, s: x.reshape(1, 2, 3).moveaxis(-1, 0),
+    "flipud": lambda L, x, v, s: L.flipud(x),
+    "fliplr": lambda L, x, v, s: x.fliplr(),
+    "true_divide": lambda L, x, v, s: L.true_divide(x, 2),
+    "absolute": lambda L, x, v, s: (-x).absolute(),
+    "nonzero": lambda L, x, v, s: L.nonzero(x),
+    "nonzero_tuple": lambda L, x, v, s: x.nonzero(as_tuple=True),
+    "nonzero_0d": lambda L, x, v, s: (L.nonzero(s), *L.nonzero(s * 0, as_tuple=True)),
+    "argwhere": lambda L, x, v, s: L.argwhere(x),
+    "scatter_src": lambda L, x, v, s: x.scatter(1, L.tensor([[2, 0, 1], [0, 0, 0]]), x * 2),
+    "scatter_value": lambda L, x, v, s: x.scatter(0, L.tensor([[1, 0, 1]]), 7.0),
+    "scatter_in_place": lambda L, x, v, s: (x * 1).scatter_(
+        1, L.tensor([[1], [0]]), v[:2].view(2, 1) * s
+    ),
+}
+
+
+def _node_chain(t):
+    """The names of t's node and of the first non-leaf node before each."""
+    names, node = [], t.grad_fn
+    while node is not None:
+        names.append(type(node).__name__)
+        after = [n for n, _ in node.next_functions if n is not None]
+        node = next((n for n in after if type(n).__name__ != "AccumulateGrad"), None)
+    return names
+
+
+@pytest.mark.parametrize("name", COMPOSED)
+def test_composed_operations_record_and_differentiate_as_torch(name):
+    results = []
+    for lib in (torch, ma):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        v = lib.arange(3.0, requires_grad=True)
+        s = lib.tensor(2.0, requires_grad=True)
+        out = COMPOSED[name](lib, x, v, s)
+        outs = out if isinstance(out, tuple) else (out,)
+        described = [(t.tolist(), str(t.dtype).split(".")[-1], _node_chain(t)) for t in outs]
+        differentiable = [t for t in outs if t.requires_grad]
+        if differentiable:
+            sum(t.sum() for t in differentiable).backward()
+        grads = [None if g is None else g.tolist() for g in (x.grad, v.grad, s.grad)]
+        results.append((described, grads))
+    assert results[1] == results[0]

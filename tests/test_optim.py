@@ -641,3 +641,66 @@ def test_reduce_lr_on_plateau_matches_torch(options):
             seen[lib].append((scheduler.get_last_lr(), scheduler.num_bad_epochs, scheduler.best))
         seen[lib].append(scheduler.state_dict())
     assert seen[ma] == seen[torch]
+
+
+# Few iterations, so that the runs stop short of the minimum, where directions are rounding noise
+LBFGS_CASES = [
+    {"max_iter": 4},
+    {"lr": 0.5, "history_size": 2, "max_iter": 5},
+    {"line_search_fn": "strong_wolfe", "max_iter": 3},
+    {"line_search_fn": "strong_wolfe", "history_size": 2, "max_iter": 4, "max_eval": 5},
+    {"tolerance_change": 1e-1},
+]
+
+
+def lbfgs_run(lib, options, dtype, steps=2):
+    """`steps` LBFGS steps on a smooth, curved loss whose value and gradient the closure works
+    out in numpy (the same bits for both libraries): (losses, params, optimizer)."""
+    params = make_params(lib, dtype)
+    optimizer = lib.optim.LBFGS(params, **options)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = 0.0
+        for p in params:
+            x = p.detach().numpy().astype(np.float64)
+            loss += float((0.5 * (x - 3) ** 2 + 0.05 * x**4).sum())
+            p.grad = lib.tensor((x - 3 + 0.2 * x**3).astype(dtype))
+        return lib.tensor(loss, dtype=p.dtype)
+
+    losses = [optimizer.step(closure).item() for _ in range(steps)]
+    return losses, params, optimizer
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("options", LBFGS_CASES, ids=str)
+def test_lbfgs_steps_and_state_match_torch(options, dtype):
+    """LBFGS (the two-loop recursion, or the strong Wolfe line search) takes torch's steps and
+    keeps torch's state: directions, step sizes, the stored pairs, counts."""
+    rtol = {np.float32: 1e-4, np.float64: 1e-10}[dtype]  # dot products summed in another order
+    (t_losses, t_params, t_opt), (m_losses, m_params, m_opt) = (
+        lbfgs_run(lib, options, dtype) for lib in LIBS
+    )
+    np.testing.assert_allclose(m_losses, t_losses, rtol=rtol)
+    for mine, theirs in zip(m_params, t_params):
+        assert_same(mine.detach(), theirs.detach(), rtol, "param")
+    t_state, m_state = t_opt.state[t_params[0]], m_opt.state[m_params[0]]
+    assert list(m_state) == list(t_state)
+    for key in ("func_evals", "n_iter"):
+        assert m_state[key] == t_state[key], key
+    for key in ("d", "prev_flat_grad", "old_dirs", "old_stps", "ro", "H_diag"):
+        assert_same(m_state[key], t_state[key], rtol, key)
+    assert len(m_state["al"]) == len(t_state["al"])
+
+
+def test_lbfgs_errors_are_torchs():
+    def groups(lib):
+        return lib.optim.LBFGS([{"params": [_p(lib)]}, {"params": [_p(lib)]}])
+
+    def line_search(lib):
+        p = lib.ones(2, requires_grad=True)
+        optimizer = lib.optim.LBFGS([p], line_search_fn="armijo")
+        optimizer.step(lambda: (p * p).sum().backward() or (p * p).sum())
+
+    for program in (groups, line_search, lambda lib: lib.optim.LBFGS([_p(lib)], lr=-1)):
+        assert error_of(program, ma) == error_of(program, torch) != None  # noqa: E711

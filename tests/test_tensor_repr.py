@@ -135,3 +135,28 @@ def test_named_results_print_as_torch_return_types(call):
         "values",
         "indices",
     )
+
+
+STRIDED = {
+    "contiguous": lambda lib: lib.arange(6.0).reshape(2, 3),
+    "transposed": lambda lib: lib.arange(6.0).reshape(2, 3).t(),
+    "sliced": lambda lib: lib.arange(6.0).reshape(2, 3)[:, ::2],
+    "expanded": lambda lib: lib.arange(3.0).expand(2, 2, 3),
+    "unsqueezed": lambda lib: lib.arange(6.0).reshape(2, 3).unsqueeze(1),
+    "empty": lambda lib: lib.zeros(0, 3),
+    "0-d": lambda lib: lib.tensor(2.0),
+}
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1, 3])
+@pytest.mark.parametrize("name", STRIDED)
+def test_stride_as_torch(name, dim):
+    """x.stride() and x.stride(dim): steps in elements, or torch's IndexError."""
+    results = []
+    for lib in (torch, ma):
+        x = STRIDED[name](lib)
+        try:
+            results.append(x.stride() if dim is None else x.stride(dim))
+        except IndexError as error:
+            results.append(("IndexError", str(error)))
+    assert results[1] == results[0]

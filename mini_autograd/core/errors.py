@@ -188,6 +188,10 @@ MATERIALIZE_WITHOUT_ALLOW_UNUSED = (
 MATERIALIZE_GRADIENT_EDGE = (
     "materialize_grads cannot be used when the given input is a GradientEdge"
 )
+SCALAR_OF_REQUIRES_GRAD = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first."
+)
 CREATE_GRAPH_WITH_BACKWARD = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter "
     "and its gradient which can cause a memory leak. We recommend using autograd.grad when "

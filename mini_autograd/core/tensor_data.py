@@ -82,6 +82,22 @@ class TensorData:
             raise IndexError(errors.DIM_OUT_OF_RANGE.format(low=-ndim, high=ndim - 1, dim=dim))
         return self._data.shape[dim] if self._data.ndim else 1
 
+    def stride(self, dim=None):
+        """The steps in memory, in elements, from one index to the next along each dimension
+        (or along `dim`)."""
+        data = self._data
+        if data.size == 0:  # numpy may give 0s; torch gives an empty tensor contiguous steps
+            sizes = [max(n, 1) for n in data.shape]
+            strides = tuple(int(np.prod(sizes[i + 1 :])) for i in range(data.ndim))
+        else:
+            strides = tuple(step // data.itemsize for step in data.strides)
+        if dim is None:
+            return strides
+        if data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        self.size(dim)  # torch's IndexError for a dim out of range
+        return strides[dim]
+
     @property
     def dtype(self):
         """The element type (mini_autograd.float32 by default for floats)."""
@@ -159,7 +175,15 @@ class TensorData:
         return bool(self._data)
 
     def __float__(self):
+        # float() (not item(), int() or format) warns, as torch's, where grad mode is on
+        if self.requires_grad and GradMode.enabled:
+            errors.warn_once(errors.SCALAR_OF_REQUIRES_GRAD, stacklevel=2)
         return float(self.item())
+
+    def __complex__(self):
+        if self.requires_grad and GradMode.enabled:
+            errors.warn_once(errors.SCALAR_OF_REQUIRES_GRAD, stacklevel=2)
+        return complex(self.item())
 
     def __int__(self):
         return int(self.item())

@@ -12,7 +12,22 @@ name (`torch.sum(input=x)`) and `out=`, by the rules of the tables below.
 from ..core.tensor import Tensor
 from .activations import selu
 from .arithmetic import add, div, mul, neg, pow, sub
-from .comparison import allclose, eq, equal, ge, gt, isclose, isin, le, lt, ne, signbit
+from .comparison import (
+    LOGICAL,
+    PREDICATES,
+    allclose,
+    eq,
+    equal,
+    ge,
+    gt,
+    isclose,
+    isin,
+    le,
+    lt,
+    ne,
+    signbit,
+)
+from .compositions import FUNCTIONS as COMPOSITIONS
 from .convolution import conv1d, conv2d
 from .derivatives import OPERATIONS
 from .diagonal import diagonal
@@ -20,7 +35,7 @@ from .einsum import einsum
 from .elementwise import atan2, ceil, clone, floor, round, square
 from .function_form import function_form
 from .histogram import histogram
-from .indexing import flip, gather, index_select
+from .indexing import flip, gather, index_select, scatter
 from .inplace import fill_, zero_
 from .inplace_elementwise import (
     TABLE_FORMS,
@@ -100,6 +115,8 @@ is_floating_point = Tensor.is_floating_point
 TABLE = {**OPERATIONS, **TABLE_FORMS}
 del TABLE["sign_"]  # a method only: torch has no torch.sign_
 globals().update(TABLE)
+globals().update(PREDICATES, **LOGICAL)  # isnan, isinf, isfinite..., logical_and...
+globals().update(COMPOSITIONS)  # hstack, tile, diff, nonzero... (compositions.py)
 # torch's other names for some of them
 arccos, arcsin, arctan = OPERATIONS["acos"], OPERATIONS["asin"], OPERATIONS["atan"]
 arctan2, clip_ = atan2, clamp_
@@ -214,6 +231,7 @@ __all__ = [
     "stack",
     "std",
     "std_mean",
+    "scatter",
     "select",
     "sub",
     "sum",
@@ -235,6 +253,9 @@ __all__ = [
     "where",
     "zero_",
     *TABLE,
+    *PREDICATES,
+    *LOGICAL,
+    *COMPOSITIONS,
 ]
 
 # --- out=: how each function writes its result into a given tensor ----------------------------
@@ -252,6 +273,7 @@ OUT_OF_THE_SAME_DTYPE = {
         "sign",
     },
     "{name} only supports bool tensor for result, got: {out}": {"all", "any"},
+    "{name} does not support non-boolean outputs.": {"isposinf", "isneginf"},
     "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} "
     "for out's dtype.": {"amax", "amin"},
     "result dtype {out} does not match input dtype {result}": {"dot"},
@@ -264,6 +286,10 @@ NO_OUT = {
     *("as_strided", "histogram", "index_put", "meshgrid"),
     *("allclose", "chunk", "clone", "count_nonzero", "detach", "equal", "flatten", "flip"),
     *("is_floating_point", "isclose", "masked_fill", "narrow", "numel", "permute", "relu"),
+    *("isfinite", "isinf", "isnan", "isreal"),
+    *("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "diff", "fliplr", "flipud"),
+    *("movedim", "moveaxis", "repeat_interleave", "swapaxes", "swapdims", "tile", "unflatten"),
+    "argwhere",
     *("reshape", "selu", "split", "squeeze", "t", "trace", "transpose", "unbind", "unsqueeze"),
     *("select", "split_with_sizes", "std_mean", "var_mean"),
     *("argsort", "diagonal", "einsum", "unique", "unique_consecutive"),
@@ -273,6 +299,7 @@ NO_OUT = {
 FIRST_ARGUMENT = {
     **{"cat": "tensors", "stack": "tensors", "where": "condition"},
     **{"isin": "elements", "searchsorted": "sorted_sequence"},
+    **dict.fromkeys(("hstack", "vstack", "row_stack", "dstack", "column_stack"), "tensors"),
 }
 
 

@@ -74,3 +74,52 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 def signbit(self):
     """Whether each element's sign bit is set (True for -0.0 too; a bool tensor)."""
     return Tensor._make(np.signbit(self._data))
+
+
+# --- elementwise tests and logical operations: bool tensors, outside the graph ---------------
+def _predicate(name, numpy_test, what):
+    def predicate(self):
+        check_tensor(self, name, "input", 1)
+        return Tensor._make(np.asarray(numpy_test(self._data)))
+
+    predicate.__name__ = predicate.__qualname__ = name
+    predicate.__doc__ = f"Whether each element {what} (a bool tensor)."
+    return predicate
+
+
+def _logical(name, numpy_op):
+    def logical(self, other):
+        check_tensor(self, name, "input", 1)
+        check_tensor(other, name, "other", 2)
+        broadcast_shape(self, other)
+        return Tensor._make(np.asarray(numpy_op(self._data, other._data)))
+
+    logical.__name__ = logical.__qualname__ = name
+    logical.__doc__ = f"Elementwise {numpy_op.__name__} of the elements' truth (non-zero) values."
+    return logical
+
+
+def _all_true(array):
+    return np.ones(array.shape, dtype=bool)
+
+
+PREDICATES = {
+    name: _predicate(name, test, what)
+    for name, test, what in (
+        ("isnan", np.isnan, "is NaN"),
+        ("isinf", np.isinf, "is +inf or -inf"),
+        ("isfinite", np.isfinite, "is finite (neither infinite nor NaN)"),
+        ("isposinf", np.isposinf, "is +inf"),
+        ("isneginf", np.isneginf, "is -inf"),
+        ("isreal", _all_true, "is real (all of a real tensor's are)"),
+        ("logical_not", np.logical_not, "is zero"),
+    )
+}
+LOGICAL = {
+    name: _logical(name, op)
+    for name, op in (
+        ("logical_and", np.logical_and),
+        ("logical_or", np.logical_or),
+        ("logical_xor", np.logical_xor),
+    )
+}

@@ -102,7 +102,7 @@ FUNCTIONS = {
     "sub_scalar(self, other)": ("self - other", "SubBackward1", {"self": "grad"}),
     # PyTorch's backward functions: one operation each, with its own double-backward node
     "tanh_backward(grad_output, output)": (
-        "grad_output * (1 - output * output)",
+        "grad_output * fused_one_minus_square(output)",
         "TanhBackwardBackward0",
         {
             "grad_output": "tanh_backward(grad, output)",
@@ -424,6 +424,17 @@ def one_minus(t):
 
 
 ARRAYS["one_minus"], TENSORS["one_minus"] = lambda t: 1 - t, one_minus
+
+
+def fused_one_minus_square(x):
+    """1 - x * x rounded once, as PyTorch's float32 tanh_backward kernel (a fused multiply-add)
+    gives it: in float64, where the product of two float32 numbers is exact."""
+    if x.dtype == np.float32:
+        return (1 - x.astype(np.float64) * x).astype(np.float32)
+    return 1 - x * x
+
+
+ARRAYS["fused_one_minus_square"] = fused_one_minus_square
 ARRAYS["reshape"], TENSORS["reshape"] = np.reshape, lambda t, shape: t.reshape(shape)
 ARRAYS["squeeze"], TENSORS["squeeze"] = np.squeeze, lambda t, dim: t.squeeze(dim)
 ARRAYS["permute_back"] = lambda t, dims: np.transpose(t, np.argsort(dims))

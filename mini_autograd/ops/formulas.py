@@ -18,7 +18,9 @@ from ..core.saved import SavedTensor
 from ..core.tensor_data import TensorData
 from .broadcasting import sum_to
 
-ARRAYS, TENSORS = {}, {}  # the helpers formulas may call: {name: its numpy form / Tensor form}
+# the helpers formulas may call: {name: its numpy form / Tensor form}; a warning numpy gives
+# inside a formula names this module (see the filter in mini_autograd/__init__.py)
+ARRAYS, TENSORS = {"__name__": __name__}, {"__name__": __name__}
 BUILTINS = {"float"}  # the builtins formulas call (min and max are saved names: clamp's bounds)
 
 

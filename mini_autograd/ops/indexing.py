@@ -5,6 +5,7 @@ Their backwards put the gradient back where each element came from: scatter_add,
 
 import numpy as np
 
+from ..core.errors import warn_once
 from ..core.node import Node
 from ..core.tensor import Tensor
 from .derivatives import FlipBackward0
@@ -24,12 +25,24 @@ class GatherBackward0(Node):
 
 
 class ScatterBackward0(Node):
-    """out = zeros.scatter(dim, index, src):  d src = g.gather(dim, index)."""
+    """out = self.scatter(dim, index, src):  d self = g with 0 at index, d src = g.gather(dim,
+    index) (max and min's backward records it for zeros.scatter, without a `self`)."""
 
     __slots__ = ()
 
     def apply(self, g):
-        return (None, gather(g, self._saved["dim"], self.saved("index")))
+        dim, index = self._saved["dim"], self.saved("index")
+        wanted = self.next_functions[0][0] is not None  # no gradient wanted for self
+        return (scatter(g, dim, index, 0) if wanted else None, gather(g, dim, index))
+
+
+class ScatterBackward1(Node):
+    """out = self.scatter(dim, index, value):  d self = g with 0 at index."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        return (scatter(g, self._saved["dim"], self.saved("index"), 0),)
 
 
 class ScatterAddBackward0(ScatterBackward0):
@@ -115,6 +128,63 @@ def gather(self, dim, index):
     data = np.take_along_axis(self._data[block], index._data, axis=d)
     saved = {"dim": dim, "index": index, "self": self, "sparse_grad": False}
     return record(GatherBackward0, data, (self,), saved)
+
+
+SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+    "future PyTorch release. Use torch.scatter_reduce instead for more reduction options."
+)
+
+
+def scatter(self, dim, index, src=None, value=None, *, reduce=None):
+    """self with src's elements (or `value`) written where index points along dim:
+    out[index[i][j]][j] = src[i][j] for dim 0. reduce="add" or "multiply" combines instead.
+
+    backward: self's gradient is g with zeros at those places; src's is g gathered from them.
+    """
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src  # scatter(dim, index, 2.0): the value form
+    check_tensor(index, "scatter", "index", 2)
+    if index._data.ndim != self._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None and src._data.dtype != self._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = normalize_dim(dim, self._data.ndim)
+    if src is not None:
+        _check_scatter_sizes(self, d, index, src)
+    size = self._data.shape[d]
+    out_of_bounds = (index._data < 0) | (index._data >= size)
+    if out_of_bounds.any():
+        raise RuntimeError(
+            f"index {index._data[out_of_bounds][0]} is out of bounds for dimension {d} with "
+            f"size {size}"
+        )
+    key = list(np.ix_(*[np.arange(n) for n in index._data.shape]))
+    key[d] = index._data
+    if src is None:
+        values = np.asarray(value).astype(self._data.dtype)
+    else:
+        values = src._data[tuple(slice(n) for n in index._data.shape)]
+    data = self._data.copy()
+    if reduce is None:
+        data[tuple(key)] = values
+    else:
+        if src is not None:
+            warn_once(SCATTER_REDUCE_DEPRECATED, stacklevel=3)
+        {"add": np.add, "multiply": np.multiply}[reduce].at(data, tuple(key), values)
+    if src is None:
+        return record(ScatterBackward1, data, (self,), {"dim": dim, "index": index})
+    return record(ScatterBackward0, data, (self, src), {"dim": dim, "index": index})
+
+
+def _check_scatter_sizes(self, d, index, src):
+    """torch's error for an index larger than src, or than self outside dim d."""
+    shapes = zip(index._data.shape, self._data.shape, src._data.shape)
+    if any(n > s or (i != d and n > m) for i, (n, m, s) in enumerate(shapes)):
+        raise RuntimeError(
+            f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+            f"apart from dimension {d} and to be no larger size than src {list(src.shape)}"
+        )
 
 
 def scatter_into_zeros(src, shape, dim, index, node_type):

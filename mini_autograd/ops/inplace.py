@@ -31,7 +31,7 @@ from ..core.grad_mode import GradMode
 from ..core.hooks import RetainGradHook
 from ..core.node import Node, gradient_edge
 from ..core.tensor import Tensor
-from . import arithmetic, piecewise
+from . import arithmetic, indexing, piecewise
 from .broadcasting import broadcasting, sum_to
 from .derivatives import FillBackward2, FillBackward3, ZeroBackward0
 from .promotion import as_tensor, result_type, wrapped_number
@@ -374,6 +374,17 @@ def copy_(self, src):
     if GradMode.enabled and wanted and self._data.dtype.kind == "f":  # (not into an integer tensor)
         edges = (gradient_edge(self), gradient_edge(src))
         record_in_place(self, CopyBackwards(edges, None, (src._data.shape, src._data.dtype)))
+    return self
+
+
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    """scatter's result written into self, in place."""
+    out = indexing.scatter(self, dim, index, src, value, reduce=reduce)
+    _check_inplace_allowed(self, *(src,) if isinstance(src, Tensor) else ())
+    np.copyto(self._data, out._data)
+    self._bump_version()
+    if out.grad_fn is not None:
+        rebase_history(self, out.grad_fn)
     return self
 
 

@@ -6,7 +6,17 @@ Each operation is a function whose first argument is the tensor, so `x.exp()` an
 
 from . import arithmetic as ar
 from . import comparison as compare
-from . import derivatives, indexing, inplace, inplace_shape, linalg, piecewise, setitem, shape
+from . import (
+    compositions,
+    derivatives,
+    indexing,
+    inplace,
+    inplace_shape,
+    linalg,
+    piecewise,
+    setitem,
+    shape,
+)
 from . import elementwise as el
 from . import inplace_elementwise as el_
 from . import reductions as red
@@ -126,6 +136,7 @@ METHODS = {
     "index_put": setitem.index_put,
     "as_strided": shape.as_strided,
     "gather": indexing.gather,
+    "scatter": indexing.scatter,
     "scatter_reduce": scatter_reduce,
     "index_reduce": index_reduce,
     "index_select": indexing.index_select,
@@ -145,6 +156,7 @@ METHODS = {
     "fill_": inplace.fill_,
     "copy_": inplace.copy_,
     "masked_fill_": inplace.masked_fill_,
+    "scatter_": inplace.scatter_,
     "unsqueeze_": inplace_shape.unsqueeze_,
     "transpose_": inplace_shape.transpose_,
     "resize_": inplace_shape.resize_,
@@ -179,6 +191,9 @@ METHODS = {
     "isclose": compare.isclose,
     "allclose": compare.allclose,
     "signbit": compare.signbit,
+    **compare.PREDICATES,
+    **compare.LOGICAL,
+    **compositions.METHODS,
 }
 
 

@@ -223,7 +223,8 @@ def sum(self, dim=None, keepdim=False, dtype=None, axis=None, keepdims=None):
         dim, keepdim = numpy_names("sum", dim, keepdim, axis, keepdims)
     dims = _normalize_dims(dim, self._data.ndim)
     x = self._data if dtype is None else _in_dtype(self, dtype)
-    data = np.asarray(np.sum(x, axis=dims, keepdims=keepdim))
+    # (np.add.reduce, which np.sum calls: an overflow's warning then names this module)
+    data = np.asarray(np.add.reduce(x, axis=dims, keepdims=keepdim))
     changed = None if dtype is None else self._data.dtype  # the gradient is cast back to it
     if dims is None:
         saved = {"self_sym_sizes": self._data.shape}

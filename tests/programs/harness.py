@@ -297,19 +297,21 @@ def run_both(name):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", help="programs to run (default: all)")
+    parser.add_argument(
+        "names", nargs="*", help="programs to run: names here, or paths of .py files (default: all)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="show the first difference")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="programs run at once")
     args = parser.parse_args(argv)
-    names = [Path(n).stem for n in args.names] or programs()
+    names = args.names or programs()
     unknown = [n for n in names if not program_path(n).exists()]
     if unknown:
         parser.error(f"no such program: {', '.join(unknown)} (have: {', '.join(programs())})")
-    width = max(len(n) for n in names)
+    width = max(len(Path(n).stem) for n in names)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for name, results in zip(names, pool.map(run_both, names)):
             status, detail, difference = verdict(*results)
-            print(f"{name:<{width}}  {status:<11}  {detail}".rstrip(), flush=True)
+            print(f"{Path(name).stem:<{width}}  {status:<11}  {detail}".rstrip(), flush=True)
             if args.verbose and difference:
                 for line in difference.splitlines():
                     print(f"{'':<{width}}  {'':<11}  {line}")
