@@ -138,6 +138,10 @@ def check_hvp(learner_hvp):
         compare(
             got, finite, f"on problem {number} your Hv differs from finite differences", hint=False
         )
+        if len(calls) > 2:
+            raise Feedback(
+                f"on problem {number} your Hv is right, but it took {len(calls)} autograd.grad calls: a Hessian built row by row costs one backward pass per row (n of them), which is what Hv avoids. Two calls give it: the gradient g, with its graph, then the gradient of the number g · v."
+            )
     return "your Hv matches PyTorch's hvp and finite differences on 2 problems."
 
 

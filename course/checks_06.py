@@ -224,7 +224,7 @@ def check_regression_loop(train_regression, n_epochs=5):
         note = note or tensor_note(result)
         if spy.retained:
             raise Feedback(
-                f"with {name} it runs, but a backward pass keeps its graph (retain_graph=True, in loss.backward(), autograd.backward() or autograd.grad(), or create_graph=True): every epoch still back-propagates into the graph of y, recorded once before the loop. Make the target a plain tensor instead (the input needs no gradient)"
+                f"with {name} it runs, but a backward pass keeps its graph (retain_graph=True, in loss.backward(), autograd.backward() or autograd.grad(), or create_graph=True), which a loop of independent epochs never needs: remove it. If the target is still computed from an x that requires grad, every epoch back-propagates into the graph of y, recorded once before the loop: make the target a plain tensor (the input needs no gradient)"
             )
         problem = first_difference(losses, expected, "epoch", ATOL, RTOL)
         if problem:

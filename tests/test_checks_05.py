@@ -46,6 +46,12 @@ def hvp_tuple(f, x, v):
     return ma.autograd.grad((g * v).sum(), x)
 
 
+def hvp_through_the_hessian(f, x, v):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    rows = [ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(len(g))]
+    return (ma.stack(rows) * v).sum(1)
+
+
 def test_hvp_accepts_the_solution(one_line):
     assert checks_05.check_hvp(hvp_solution)
     assert "Exercise 5.2: correct ✓" in one_line()
@@ -60,9 +66,19 @@ def test_hvp_accepts_the_solution(one_line):
         (hvp_gradient_times_v, "equals the gradient times v"),
         (hvp_tuple, "unpack it"),
         (hvp_through_backward, "left a gradient in x.grad"),
+        (hvp_through_the_hessian, "a Hessian built row by row costs one backward pass per row"),
         (not_done, "Exercise 5.2: not done yet — "),
     ],
-    ids=["no-create-graph", "detached", "data", "gradient-times-v", "tuple", "backward", "stub"],
+    ids=[
+        "no-create-graph",
+        "detached",
+        "data",
+        "gradient-times-v",
+        "tuple",
+        "backward",
+        "hessian",
+        "stub",
+    ],
 )
 def test_hvp_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hvp(wrong)
