@@ -53,6 +53,16 @@ def constants_and_no_grad(lib, see):
     see("x * 2 under no_grad: grad_fn is None", y.grad_fn is None)
 
 
+def zero_and_0d_inputs(lib, see):
+    """x * 0 saves the number 0, and a 0-d tensor times itself"""
+    x = leaf(lib, [1.0, 2.0])
+    (x * 0).sum().backward()
+    see("x.grad after (x * 0).sum().backward()", x.grad)
+    s = lib.tensor(3.0, requires_grad=True)
+    (s * s).backward()
+    see("s.grad, s a 0-d tensor, after (s * s).backward()", s.grad)
+
+
 def shared_leaf(lib, see):
     """a leaf used twice, a constant input, a non-leaf used twice"""
     x, c = leaf(lib), lib.tensor(X)
@@ -189,6 +199,16 @@ def mul_twice_differentiated(lib, see):
     see("d(sum of that)/dx", lib.autograd.grad(gv.sum(), x))
 
 
+def gradients_under_detaching_hooks(lib, see):
+    """under hooks that save detached tensors, each input still gets its gradient"""
+    x, y = leaf(lib, [1.0, 2.0]), leaf(lib, [3.0, 4.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        z = (x * y).sum()
+    z.backward()
+    see("x.grad", x.grad)
+    see("y.grad", y.grad)
+
+
 def mul_with_constant(lib, see):
     """x * c with a constant c, and 3 * x"""
     x, c = leaf(lib), lib.tensor(W[0] + [1.0])
@@ -243,6 +263,15 @@ def diamond_backward(lib, see):
     """backward through a diamond: one tensor feeds two branches that meet again"""
     x, loss = _diamond(lib)
     see.order("the backward order", loss)
+    see("x.grad", x.grad)
+
+
+def reached_again_before_it_ran(lib, see):
+    """h + h.tanh(): exp's node waits on the stack while another path reaches it again"""
+    x = leaf(lib, [0.5, 1.0])
+    h = x.exp()
+    _see_counts(see, (h + h.tanh()).sum())
+    (h + h.tanh()).sum().backward()
     see("x.grad", x.grad)
 
 
@@ -358,6 +387,7 @@ def what_mul_saves(lib, see):
     see("(a * w).grad_fn._saved_self is a itself", product.grad_fn._saved_self is a)
     see("(a * w).grad_fn._saved_other is w itself", product.grad_fn._saved_other is w)
     see("a, saved, keeps its grad_fn", product.grad_fn._saved_self.grad_fn is a.grad_fn)
+    see.error("x * a tensor whose shape does not broadcast", lambda: x * lib.tensor([1.0, 2.0]))
 
 
 def exp_from_result(lib, see):
@@ -431,7 +461,7 @@ def numbers_are_not_packed(lib, see):
         doubled = x * 2
         loss = (doubled.exp() + x / 4).sum()
     see("the shapes pack was called with in (x * 2).exp() + x / 4", str(sorted(packed)))
-    see("(x * 2).grad_fn._saved_other", doubled.grad_fn._saved_other)
+    see("(x * 2).grad_fn._saved_other.item()", doubled.grad_fn._saved_other.item())
     loss.backward()
     see("x.grad", x.grad)
 
@@ -646,6 +676,10 @@ def backward_twice(lib, see):
     q = x + 1
     q.sum().backward()
     see.error("a second backward through nodes that save nothing", lambda: q.sum().backward())
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+        hooked = (x * x).sum()
+    hooked.backward()
+    see.error("a second backward through tensors saved under hooks", lambda: hooked.backward())
 
 
 def retain_default(lib, see):
@@ -760,7 +794,11 @@ def rnn_biases_left_out(lib, see):
 
 def cross_entropy_values(lib, see):
     """cross-entropy of a batch of logits, large ones included"""
-    for label, scale in [("small logits", 1.0), ("large logits", 200.0)]:
+    for label, scale in [
+        ("small logits", 1.0),
+        ("large logits", 200.0),
+        ("large negative logits", -500.0),
+    ]:
         logits = lib.tensor(np.array(X, np.float32) * scale, requires_grad=True)
         loss = lib.nn.functional.cross_entropy(logits, lib.tensor([2, 0]))
         see(f"the loss ({label})", loss)
@@ -946,6 +984,9 @@ def sums_along_dimensions(lib, see):
     x.grad = None
     x.mean(1).sum().backward()
     see("x.grad of x.mean(1).sum()", x.grad)
+    empty = lib.zeros(0, 3, requires_grad=True)
+    empty.mean(1).sum().backward()
+    see("the gradient of an empty (0, 3) tensor through mean(1)", empty.grad)
     x.grad = None
     x.sum(dim=(0, 1)).sum().backward()
     see("x.grad of x.sum(dim=(0, 1)).sum()", x.grad)
@@ -1362,7 +1403,7 @@ TASKS = [
     Task("1.1", "the edge of one input", "gradient_edge", [shared_leaf, numbers_as_inputs, constant_first],
          hint="a gradient flows to the node that made the tensor, or to a leaf's one accumulator (made on first use and reused); a constant or a number has nowhere to send it",
 ),
-    Task("1.2", "recording an operation", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, constant_first, mul_broadcast, version_errors],
+    Task("1.2", "recording an operation", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, constant_first, mul_broadcast, version_errors, zero_and_0d_inputs],
          hint="record only when grad mode is on and at least one input (any of them, not only the first) requires grad; the node gets one edge per input, its settings, its saved values (skip the None ones), and the result points back at it; a saved result is the node's own output (is_output), so that its version error names this node",
          advice={name: "Record exactly when grad mode is on and some input, in any position, requires grad." for name in ("constants_and_no_grad", "numbers_as_inputs", "constant_first")}),
     Task("1.3", "detach", "detach", [detach_shares_memory],
@@ -1375,7 +1416,7 @@ TASKS = [
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
-    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks, post_hook_sees_tuples],
+    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks, post_hook_sees_tuples, gradients_under_detaching_hooks],
          hint="each input's gradient is g times the other input, summed back to the input's own shape; an input that needs no gradient gets None (its partner was not even saved)",
          advice={"post_hook_sees_tuples": "A node's apply returns its gradients as a tuple, one per input, even when a list would do: the engine hands that very object to the node's post-hooks, and PyTorch's hooks get tuples.",
                  "raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
@@ -1384,7 +1425,7 @@ TASKS = [
          advice={"raised": "An error in the formula: a saved matrix is None when the other input needs no gradient (compute a gradient only where needs_input_grad(i) is True), and shapes that cannot be multiplied mean the wrong matrix, or the wrong one transposed, on one side."}),
     Task("2.4", "the backward of sum and mean", "SumBackward0, SumBackward1 and MeanBackward1", [sums_along_dimensions],
          hint="every element of the input contributed once to the sum, so each gets g; with dim, the summed dimensions must come back (as size 1) before g is spread over them; a mean divides g by how many elements each output averaged: the product of the sizes of the reduced dimensions"),
-    Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root],
+    Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root, reached_again_before_it_ran],
          hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator",
          advice={"root_below_another_root": "A root can also be reached from another root (z = y * 3, both given): it is still one node, whose edges are counted once, so a root counts as visited from the start; walked twice, the nodes below it wait for gradients that never come."}),
     Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order, retain_grad_before_node_pre_hooks],

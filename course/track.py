@@ -7,8 +7,8 @@
     lib = track.engine()    # your engine as a module, to run programs on
 
 A program is `program(lib, see)`, written once against the API that torch and my_autograd
-share. It calls `see` on what should agree: `see("x.grad", x.grad)` (a tensor, number, bool or
-text), `see.graph("the graph of y", y)` (node names, edges, saved tensors alive or freed),
+share. It calls `see` on what should agree: `see("x.grad", x.grad)` (a tensor, with its dtype, a
+number, bool or text), `see.graph("the graph of y", y)` (node names, edges, saved tensors alive or freed),
 `see.error("backward twice", lambda: ...)` (the error type and text), `see.order("order", loss)`
 (the order backward runs the nodes in) and `see.counts(...)` (dependency counts). The runner
 runs each program on both libraries and reports the first observation that differs, in plain
@@ -158,6 +158,9 @@ class See:
                 self(f"{label}[{i}]", item)
         else:
             self.seen.append(("value", label, as_array(value)))
+            if hasattr(value, "dtype") and hasattr(value, "detach"):  # a tensor: its dtype too
+                dtype = str(value.dtype).replace("torch.", "")
+                self.seen.append(("value", f"the dtype of {label}", dtype))
 
     def graph(self, label: str, tensors) -> None:
         """Observe the graph behind `tensors`: names, edges, and saved tensors alive or freed."""

@@ -343,6 +343,46 @@ MISTAKES = {
         [('        if grad is None and out.requires_grad and out._data.size != 1:\n', '        if grad is None and out.requires_grad and out.ndim != 0:\n')],
         'start from ones of their own shape',
     ),
+    '2.6 a node marked as visited when it leaves the stack': (
+        '2.6',
+        [('    seen = set(stack)\n    while stack:\n        node = stack.pop()\n', '    seen = set()\n    while stack:\n        node = stack.pop()\n        seen.add(node)\n')],
+        'visit every reachable node once',
+    ),
+    '1.2 a saved zero taken for nothing to save': (
+        '1.2',
+        [('        if value is not None:\n            node._saved[name]', '        if value:\n            node._saved[name]')],
+        'skip the None ones',
+    ),
+    '4.1 the unpack hook before the freed check': (
+        '4.1',
+        [('    if self.freed:\n        raise RuntimeError(FREED_MESSAGE)\n    if self.unpack_hook is not None:\n        return self.unpack_hook(self.value)\n', '    if self.unpack_hook is not None:\n        return self.unpack_hook(self.value)\n    if self.freed:\n        raise RuntimeError(FREED_MESSAGE)\n')],
+        'a second backward through tensors saved under hooks',
+    ),
+    '3.1 numpy broadcasting instead of PyTorch\'s check': (
+        '3.1',
+        [('    data, shapes = _broadcast(self, other, np.multiply)\n    saved = [', '    data, shapes = np.multiply(_array(self), _array(other)), (np.shape(_array(self)), np.shape(_array(other)))\n    saved = [')],
+        'whose shape does not broadcast',
+    ),
+    '3.1 mm computed in float64': (
+        '3.1',
+        [('    return _record(MmBackward0, self._data @ mat2._data, [self, mat2], saved)\n', '    return _record(MmBackward0, np.dot(self._data.astype(np.float64), mat2._data), [self, mat2], saved)\n')],
+        "the dtype of x @ w` is 'float64'",
+    ),
+    '2.4 the mean\'s count as a numpy product': (
+        '2.4',
+        [('        count = int(np.prod([s for s, k in zip(sizes, kept) if s != k]))  # the reduced sizes\n', '        count = np.prod([s for s, k in zip(sizes, kept) if s != k])\n')],
+        "is 'float64'; PyTorch gives 'float32'",
+    ),
+    '2.4 the mean\'s count from the gradient\'s size': (
+        '2.4',
+        [('        count = int(np.prod([s for s, k in zip(sizes, kept) if s != k]))  # the reduced sizes\n', '        count = self._saved_self_sym_numel // g._data.size\n')],
+        'ZeroDivisionError',
+    ),
+    '7.5 the shift by the largest absolute logit': (
+        '7.5',
+        [('    shift = Tensor(input._data.max(axis=1, keepdims=True))', '    shift = Tensor(np.abs(input._data).max(axis=1, keepdims=True))')],
+        'large negative logits',
+    ),
     '4.5 fewer gradients than outputs accepted': (
         '4.5',
         [('    if len(grads) != len(outputs):\n        raise RuntimeError(COUNT_MESSAGE.format(len(outputs), len(grads)))\n', '')],
@@ -391,7 +431,7 @@ MISTAKES = {
     '4.5 a float64 starting gradient': (
         '4.5',
         [('Tensor(np.ones_like(out._data))', 'Tensor(np.ones(out.shape))')],
-        'the dtype of the starting gradient',
+        "is 'float64'; PyTorch gives 'float32'",
     ),
     '5.5 the requires_grad check after the run': (
         '5.5',
@@ -411,7 +451,7 @@ MISTAKES = {
     '7.5 a float64 one-hot': (
         '7.5',
         [('np.eye(input.shape[1], dtype=input.dtype)', 'np.eye(input.shape[1])')],
-        "the loss's dtype",
+        "the dtype of the loss (small logits)` is 'float64'",
     ),
     "1.1 a new AccumulateGrad each time": (
         "1.1",

@@ -374,7 +374,7 @@ class MeanBackward1(Node):
         ### BEGIN SOLUTION 2.4: the backward of mean along dimensions
         sizes = self._saved_self_sym_sizes
         kept = _kept_shape(sizes, self._saved_dim)
-        count = self._saved_self_sym_numel // int(np.prod(kept))
+        count = int(np.prod([s for s, k in zip(sizes, kept) if s != k]))  # the reduced sizes
         return ((g.reshape(kept) / count).expand(sizes),)
         ### END SOLUTION
 
