@@ -735,7 +735,7 @@ def grad_function(lib, see):
 
 
 def grad_of_intermediate(lib, see):
-    """autograd.grad of an intermediate tensor runs only the nodes above it"""
+    """autograd.grad of an intermediate tensor runs only the nodes above it; what it captures"""
     x, w = leaf(lib), leaf(lib, W)
     h = (x @ w).tanh()
     loss = (h * h).sum()
@@ -749,6 +749,12 @@ def grad_of_intermediate(lib, see):
     k.register_hook(lambda g: g * 10)
     see("d loss / d k when a hook on k multiplies its gradient by 10",
         lib.autograd.grad((k * k).sum(), k))  # fmt: skip
+    see("d loss / d k and d loss / d x, the same hook on k (k's node runs, for x)",
+        lib.autograd.grad((k * 3).sum(), [k, x]))  # fmt: skip
+    m = x * 2
+    m.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 10,))
+    see("d loss / d m when a pre-hook of m's node multiplies its gradient by 10",
+        lib.autograd.grad((m * 3).sum(), m))  # fmt: skip
 
 
 def hessian_vector_product(lib, see):
@@ -1430,7 +1436,8 @@ TASKS = [
          advice={"root_below_another_root": "A root can also be reached from another root (z = y * 3, both given): it is still one node, whose edges are counted once, so a root counts as visited from the start; walked twice, the nodes below it wait for gradients that never come."}),
     Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order, retain_grad_before_node_pre_hooks],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
-         advice={"order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
+         advice={"grad_of_intermediate": "With a capture (autograd.grad), PyTorch keeps a gradient meant for an input at the moment it arrives, before any hook, when the node runs; a node that does not run has its tensor's hooks (and retain_grad) run first, and is then skipped. A node's pre-hooks never change what is kept.",
+                 "order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "retained_grad_is_its_own": "A retained gradient must be the tensor's own: the gradient that arrives may be shared (here it is the very tensor given to backward), so PyTorch keeps a clone of the first one, recorded as CloneBackward0: inside the graph under create_graph, outside it otherwise. A later gradient is added into a new tensor: unlike a leaf's .grad, a retained one is not changed in place.",
@@ -1485,7 +1492,8 @@ TASKS = [
          advice={"raised": "Your engine raised where PyTorch computes a result. If it says that an output does not require grad, the gradients of a first autograd.grad(..., create_graph=True) were computed outside the graph: create_graph must reach the run, where it turns grad mode on so that the formulas record. If it says that an input was not used, a single tensor given as `inputs` (or `outputs`) must count as one, not be iterated over row by row.",
                  "refused_grad_keeps_the_graph": "PyTorch checks the outputs before the inputs: first their starting gradients, then that they require grad, and only then that every input requires grad; nothing runs before all of that has passed."}),
     Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],
-         hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all"),
+         hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all",
+         advice={"grad_of_intermediate": "PyTorch keeps a gradient meant for an input at the moment it arrives, before any hook, when the node runs; a node that does not run has its tensor's hooks run first. A node's pre-hooks never change what is kept."}),
     Task("6.5", "a recurrent cell", "rnn_tanh_cell", [rnn_sequence, rnn_biases_left_out],
          hint="the new state is tanh of the input's projection plus the previous state's projection, each weight matrix applied transposed, each bias added only when given"),
     Task("7.5", "cross-entropy from elementary operations", "cross_entropy", [cross_entropy_values],

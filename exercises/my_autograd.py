@@ -478,8 +478,12 @@ class _Capture:
     def __init__(self, root_edges, inputs):
         raise NotImplementedError("Exercise 5.6: what to capture")
 
-    def takes(self, node, grads):
-        """Keep the gradients meant for an input; True when `node` must not run."""
+    def runs(self, node):
+        """True when `node` must run: it leads to an input (no AccumulateGrad ever runs)."""
+        raise NotImplementedError("Exercise 5.6: which nodes run")
+
+    def keep(self, node, grads):
+        """Keep the gradients `grads` of `node`'s outputs that are meant for an input."""
         raise NotImplementedError("Exercise 5.6: capturing the gradients of the inputs")
 
 

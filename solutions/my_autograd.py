@@ -383,16 +383,20 @@ def _run_loop(root_edges, grads, retain_graph, capture):
     while ready:
         node = heapq.heappop(ready)[2]
         grad = buffers.pop(node, None)  # None when every gradient sent here was None
+        runs = capture is None or capture.runs(node)
+        if runs and capture is not None:
+            capture.keep(node, (grad,))  # PyTorch keeps what arrived, before any hook
         for hook in node._tensor_pre_hooks:
             result = hook(grad)
             grad = grad if result is None else result
         if node._retain_grad_hook is not None and grad is not None:
             node._retain_grad_hook(grad)
+        if not runs:  # a node that does not run: kept after its tensor's hooks
+            capture.keep(node, (grad,))
+            continue
         grad_outputs = (grad,)  # the gradients of the node's output (PyTorch's word)
         for hook in node._pre_hooks:
             grad_outputs = hook(grad_outputs) or grad_outputs
-        if capture is not None and capture.takes(node, grad_outputs):
-            continue
         if all(g is None for g in grad_outputs):  # nothing came, so nothing goes on
             grad_inputs = (None,) * len(node.next_functions)
         else:
@@ -681,12 +685,15 @@ class _Capture:
         self.grads = [None] * len(inputs)
         self.wanted = _nodes_leading_to(root_edges, self.slots)
 
-    def takes(self, node, grads):
-        """Keep the gradients meant for an input; True when `node` must not run."""
+    def runs(self, node):
+        """True when `node` must run: it leads to an input (no AccumulateGrad ever runs)."""
+        return not isinstance(node, AccumulateGrad) and node in self.wanted
+
+    def keep(self, node, grads):
+        """Keep the gradients `grads` of `node`'s outputs that are meant for an input."""
         for nr, grad in enumerate(grads):
             for slot in self.slots.get((node, nr), ()):
                 self.grads[slot] = grad
-        return isinstance(node, AccumulateGrad) or node not in self.wanted
 
 
 def _nodes_leading_to(root_edges, targets):

@@ -190,8 +190,10 @@ track.check("2.6")
 #   `hook(grad_inputs, grad_outputs)`: PyTorch calls `grad_outputs` the gradients a node receives
 #   and `grad_inputs` those `apply` returns, one per input). A hook that returns `None` changes
 #   nothing;
-# * for `autograd.grad` (chapter 05), when there is a capture, ask `capture.takes(node,
-#   grad_outputs)` after the hooks and before `apply`, and skip the node when it says so;
+# * for `autograd.grad` (chapter 05), when there is a capture, ask it whether the node runs
+#   (`capture.runs(node)`) and have it keep what arrived (`capture.keep(node, grads)`), where
+#   PyTorch does: for a node that runs, before any hook; for one that does not, after the
+#   output tensor's hooks, and then skip it;
 # * after `apply`, free the node's saved tensors unless `retain_graph` (`release_variables`,
 #   chapter 04), and send each gradient along its edge;
 # * a gradient may be `None` (a hook can drop one): nothing is sent along that edge, but the

@@ -155,14 +155,15 @@ track.check("5.5")
 # %% [markdown]
 # ## Exercise 5.6 (your engine): capturing the gradients of the inputs
 #
-# For `autograd.grad` your run loop asks `capture.takes(node, grads)` before running each node.
-# Write `_Capture`: its `__init__` remembers which edge belongs to which input, prepares one
-# empty slot per input in a list `grads` (what `run_backward` returns), and finds the nodes worth running with `_nodes_leading_to(root_edges,
-# targets)`, which you also write: the nodes from which some path leads to a target's node. (A
-# depth-first walk decides a node once all its children are decided; no recursion.) `takes`
-# keeps the gradients meant for an input, and returns True, meaning "do not run this node", for
-# an AccumulateGrad (no `.grad` is touched) and for a node that leads to no input (nothing below
-# the inputs runs, so its saved tensors are not freed).
+# For `autograd.grad` your run loop asks `capture.runs(node)` of each node, and calls
+# `capture.keep(node, grads)` with the gradients that reached it. Write `_Capture`: its
+# `__init__` remembers which edge belongs to which input, prepares one empty slot per input in
+# a list `grads` (what `run_backward` returns), and finds the nodes worth running with
+# `_nodes_leading_to(root_edges, targets)`, which you also write: the nodes from which some
+# path leads to a target's node. (A depth-first walk decides a node once all its children are
+# decided; no recursion.) `runs` is False for an AccumulateGrad (no `.grad` is touched) and
+# for a node that leads to no input (nothing below the inputs runs, so its saved tensors are
+# not freed). `keep` puts each gradient meant for an input in that input's slot.
 #
 # <details><summary>Pseudo-code for `_nodes_leading_to`</summary>
 #
