@@ -178,19 +178,7 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
     assert "(note: `.data` works here, but `.detach()` is the safe cut" in one_line()
 
     def with_a_comment(xs, ys, model):
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-        previous, losses = None, []
-        for x, y in zip(xs, ys):
-            prediction = model(x)
-            loss = torch.nn.functional.mse_loss(prediction, y)
-            if previous is not None:
-                loss = loss + 0.1 * (prediction - previous).pow(2).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            previous = prediction.detach()  # not .data: it skips the version check
-            losses.append(loss.item())
-        return losses
+        return smoothed(xs, ys, model)  # not .data: .detach() keeps the version check
 
     assert check_fixed_loop(with_a_comment)
     assert "note" not in one_line()

@@ -80,16 +80,21 @@ def test_float_of_a_tensor_that_requires_grad_warns_as_torch(conversion):
         "    CONVERSION; CONVERSION\n"
         "print([str(w.message).split(' (Triggered internally')[0] for w in caught])\n"
     ).replace("CONVERSION", conversion)
-    outputs = [
+    outputs = [run.stdout for run in _run_on_both(program)]
+    assert outputs[1] == outputs[0]
+
+
+def _run_on_both(program):
+    """The finished runs of `program` in a fresh Python, {lib} as torch, then as mini_autograd."""
+    return [
         subprocess.run(
             [sys.executable, "-c", program.replace("{lib}", lib)],
             capture_output=True,
             text=True,
             check=True,
-        ).stdout
+        )
         for lib in ("torch", "mini_autograd")
     ]
-    assert outputs[1] == outputs[0]
 
 
 OVERFLOWING = """
@@ -105,14 +110,6 @@ print(lib.isfinite(x.grad).tolist(), lib.isfinite(z).item())
 def test_overflow_and_nan_give_no_warnings_as_in_torch():
     """inf and nan come without a word in torch; numpy's "overflow encountered in ..." warnings
     from mini_autograd's code are not shown (run with Python's default warning filters)."""
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", OVERFLOWING.replace("{lib}", lib)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        for lib in ("torch", "mini_autograd")
-    ]
+    runs = _run_on_both(OVERFLOWING)
     assert (runs[1].stdout, runs[1].stderr) == (runs[0].stdout, runs[0].stderr)
     assert runs[0].stderr == ""

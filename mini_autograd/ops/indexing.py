@@ -117,17 +117,21 @@ def gather(self, dim, index):
                 f"Size does not match at dimension {i} expected index {list(index.shape)} to be "
                 f"no larger than self {list(self.shape)} apart from dimension {d}"
             )
-    size = self._data.shape[d]
+    _check_in_bounds(index, d, self._data.shape[d])
+    block = tuple(slice(None) if i == d else slice(n) for i, n in enumerate(index._data.shape))
+    data = np.take_along_axis(self._data[block], index._data, axis=d)
+    saved = {"dim": dim, "index": index, "self": self, "sparse_grad": False}
+    return record(GatherBackward0, data, (self,), saved)
+
+
+def _check_in_bounds(index, d, size):
+    """PyTorch's error for an index outside 0..size-1 along dimension d (gather, scatter)."""
     out_of_bounds = (index._data < 0) | (index._data >= size)
     if out_of_bounds.any():
         raise RuntimeError(
             f"index {index._data[out_of_bounds][0]} is out of bounds for dimension {d} with "
             f"size {size}"
         )
-    block = tuple(slice(None) if i == d else slice(n) for i, n in enumerate(index._data.shape))
-    data = np.take_along_axis(self._data[block], index._data, axis=d)
-    saved = {"dim": dim, "index": index, "self": self, "sparse_grad": False}
-    return record(GatherBackward0, data, (self,), saved)
 
 
 SCATTER_REDUCE_DEPRECATED = (
@@ -152,13 +156,7 @@ def scatter(self, dim, index, src=None, value=None, *, reduce=None):
     d = normalize_dim(dim, self._data.ndim)
     if src is not None:
         _check_scatter_sizes(self, d, index, src)
-    size = self._data.shape[d]
-    out_of_bounds = (index._data < 0) | (index._data >= size)
-    if out_of_bounds.any():
-        raise RuntimeError(
-            f"index {index._data[out_of_bounds][0]} is out of bounds for dimension {d} with "
-            f"size {size}"
-        )
+    _check_in_bounds(index, d, self._data.shape[d])
     key = list(np.ix_(*[np.arange(n) for n in index._data.shape]))
     key[d] = index._data
     if src is None:
