@@ -223,7 +223,8 @@ track.check("2.6")
 # ready <- the roots no edge points into, by -sequence number
 # while something is ready:
 #     take the newest ready node and its buffer
-#     hooks before; capture?; apply; hooks after; free unless retain_graph
+#     capture (a node that runs)?; hooks before; capture and skip (one that does not)?
+#     apply; hooks after; free unless retain_graph
 #     for each edge with a node: add into its buffer, count down, ready at zero
 # ```
 # </details>
