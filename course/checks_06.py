@@ -298,7 +298,7 @@ def reference_tbptt(lib, model, series, window, lr=0.1, carry="detach", step=Tru
 
 def _tbptt_error(where, error):
     if freed_graph(error):
-        return f"{where}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, and assign the detached tensors back to the name the next chunk reads: detach() returns a new tensor and leaves the old one, graph and all, as it was"
+        return f"{where}: the second chunk's backward reaches into the first chunk's freed graph: carry the state over detached, every tensor of it (an LSTM's state is two, h and c), and assign the detached tensors back to the name the next chunk reads: detach() returns a new tensor and leaves the old one, graph and all, as it was"
     if in_place_error(error):
         return f"{where}: the in-place error of retain_graph=True plus optimizer.step(): do not retain the old graph, detach the state instead"
     return f"{where}: your code raised {describe_error(error)}"
