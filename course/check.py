@@ -361,8 +361,9 @@ def held_graphs(stop) -> dict:
 
 
 def growing_graph(sizes: Sequence[dict]) -> tuple | None:
-    """(name, (first step, nodes), (last step, nodes)) for the first variable whose graph grows
-    at every third of the steps (`sizes`: one {name: graph nodes} a step), or None."""
+    """(name, (first step, nodes), (last step, nodes)) for the first variable whose graph is
+    larger at its middle step than at its first, and larger again at its last (`sizes`: one
+    {name: graph nodes} a step), or None."""
     for name in sorted({name for step in sizes for name in step}):
         counts = [(k, step[name]) for k, step in enumerate(sizes, start=1) if name in step]
         if len(counts) >= 3 and counts[-1][1] > counts[len(counts) // 2][1] > counts[0][1]:
@@ -387,8 +388,9 @@ class Spy(contextlib.ExitStack):
     create_graph), in order; ``events``: "zero_grad", "backward" and "step" in mini_autograd, in
     order; ``data_reads``: how many times ``.data`` was read; ``on_backward(roots)`` runs before
     each mini_autograd pass; with ``watch_graphs``, ``graph_sizes`` gets the size of the graph
-    each variable of the learner's code holds at each pass (see ``kept_graphs``). Every mini_autograd entry point goes through engine.run_backward;
-    torch's Tensor.backward calls torch.autograd.backward, so wrapping it and grad sees them all.
+    each variable of the learner's code holds at each pass of either library (see
+    ``kept_graphs``). Every mini_autograd entry point goes through engine.run_backward; torch's
+    Tensor.backward calls torch.autograd.backward, so wrapping it and grad sees them all.
     """
 
     def __init__(self, on_backward: Callable | None = None, watch_graphs: bool = False) -> None:

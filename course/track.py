@@ -7,13 +7,13 @@
     lib = track.engine()    # your engine as a module, to run programs on
 
 A program is `program(lib, see)`, written once against the API that torch and my_autograd
-share. It calls `see` on what should agree: `see("x.grad", x.grad)` (a tensor, with its dtype, a
-number, bool or text), `see.graph("the graph of y", y)` (node names, edges, saved tensors alive or freed),
-`see.error("backward twice", lambda: ...)` (the error type and text), `see.order("order", loss)`
-(the order backward runs the nodes in) and `see.counts(...)` (dependency counts). The runner
-runs each program on both libraries and reports the first observation that differs, in plain
-words, with the task's advice for that kind of difference and its hint. The specs are in
-`course/specs.py`.
+share. It calls `see` on what should agree: `see("x.grad", x.grad)` (a tensor, with its dtype,
+a number, bool or text), `see.graph("the graph of y", y)` (node names, edges, saved tensors
+alive or freed), `see.error("backward twice", lambda: ...)` (the error type and text),
+`see.order("order", loss)` (the order backward runs the nodes in) and `see.counts(...)`
+(dependency counts). The runner runs each program on both libraries and reports the first
+observation that differs, in plain words, with the task's advice for that kind of difference
+and its hint. The specs are in `course/specs.py`.
 """
 
 from __future__ import annotations

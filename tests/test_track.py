@@ -350,8 +350,8 @@ MISTAKES = {
     ),
     '2.6 a node marked as visited when it leaves the stack': (
         '2.6',
-        [('    seen = set(stack)\n    while stack:\n        node = stack.pop()\n', '    seen = set()\n    while stack:\n        node = stack.pop()\n        seen.add(node)\n')],
-        'visit every reachable node once',
+        [('    while stack:\n        node = stack.pop()\n        for next_node', '    while stack:\n        node = stack.pop()\n        seen.add(node)\n        for next_node'), ('            if next_node not in seen:\n                seen.add(next_node)\n                stack.append(next_node)\n', '            if next_node not in seen:\n                stack.append(next_node)\n')],
+        "exp's node waits on the stack while another path reaches it again",
     ),
     '1.2 a saved zero taken for nothing to save': (
         '1.2',

@@ -14,8 +14,6 @@ from ..core.node import Node
 from ..core.tensor import Tensor
 from .recording import record
 
-HistogramResult = return_types.histogram
-
 
 class NotImplementedBackward(Node):
     """The node of an operation that has no derivative: its backward raises, as PyTorch's."""
@@ -55,7 +53,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     bin_edges = Tensor._make(edges)
     if hist.grad_fn is not None:  # the node's second output
         bin_edges = Tensor._make(edges, True, hist.grad_fn, 1)
-    return HistogramResult(hist, bin_edges)
+    return return_types.histogram(hist, bin_edges)
 
 
 def _edges(input, bins, range):  # noqa: A002

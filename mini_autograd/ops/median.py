@@ -9,9 +9,6 @@ from ..core.tensor import Tensor
 from .recording import record
 from .reductions import MaxBackward0, MaxBackward1, _order, _reduced_dim, _values_and_indices
 
-MedianResult = return_types.median
-NanmedianResult = return_types.nanmedian
-
 
 class MedianBackward0(MaxBackward1):
     """out = median(self):  d self = g shared evenly among the elements equal to out."""
@@ -66,9 +63,9 @@ def nanmedian(self, dim=None, keepdim=False):
 
 def _median(self, dim, keepdim, skip_nan):
     whole, along_dim, result_type = (
-        (NanmedianBackward0, NanmedianBackward1, NanmedianResult)
+        (NanmedianBackward0, NanmedianBackward1, return_types.nanmedian)
         if skip_nan
-        else (MedianBackward0, MedianBackward1, MedianResult)
+        else (MedianBackward0, MedianBackward1, return_types.median)
     )
     x = self._data
     if dim is None:

@@ -29,13 +29,6 @@ from .promotion import float_values
 from .recording import record
 from .shape import cat, normalize_dim
 
-# what max(dim), min(dim), sort... return: a tuple (values, indices), as torch.return_types.max
-MaxResult = return_types.max
-MinResult = return_types.min
-SortResult = return_types.sort
-TopkResult = return_types.topk
-KthvalueResult = return_types.kthvalue
-
 
 def numpy_names(op, dim, keepdim, axis, keepdims=None):
     """(dim, keepdim), where numpy's names for them were used: axis= and keepdims= (torch takes
@@ -276,8 +269,8 @@ def min(self, dim=None, keepdim=False, axis=None, keepdims=None):
 # name: numpy's reduction and arg-reduction, the result type, the op for a tensor `dim`, and the
 # nodes without and with a dim
 _EXTREMES = {
-    "max": (np.max, np.argmax, MaxResult, maximum, MaxBackward1, MaxBackward0),
-    "min": (np.min, np.argmin, MinResult, minimum, MinBackward1, MinBackward0),
+    "max": (np.max, np.argmax, return_types.max, maximum, MaxBackward1, MaxBackward0),
+    "min": (np.min, np.argmin, return_types.min, minimum, MinBackward1, MinBackward0),
 }
 
 
@@ -698,7 +691,7 @@ def sort(self, dim=None, descending=False, stable=False, axis=None):
     if axis is not None:
         dim, _ = numpy_names("sort", dim, False, axis)
     dim = -1 if dim is None else dim
-    return _select_positions(self, dim, _order, descending, SortBackward0, SortResult)
+    return _select_positions(self, dim, _order, descending, SortBackward0, return_types.sort)
 
 
 def topk(self, k, dim=None, largest=True, sorted=True, axis=None):
@@ -717,7 +710,7 @@ def topk(self, k, dim=None, largest=True, sorted=True, axis=None):
     def first_k(x, axis, descending):
         return np.take(_order(x, axis, descending), np.arange(k), axis=axis)
 
-    return _select_positions(self, dim, first_k, largest, TopkBackward0, TopkResult)
+    return _select_positions(self, dim, first_k, largest, TopkBackward0, return_types.topk)
 
 
 def _select_positions(self, dim, order, descending, node_type, result_type):
@@ -754,7 +747,9 @@ def kthvalue(self, k, dim=None, keepdim=False, axis=None, keepdims=None):
         if not keepdim:
             index, data = np.squeeze(index, d), np.squeeze(data, d)
         indices = Tensor._make(index)
-    return _values_and_indices(KthvalueResult, KthvalueBackward0, self, data, indices, dim, keepdim)
+    return _values_and_indices(
+        return_types.kthvalue, KthvalueBackward0, self, data, indices, dim, keepdim
+    )
 
 
 def argsort(self, dim=-1, descending=False, stable=False):
