@@ -290,11 +290,17 @@ def check_hessian(learner_hessian):
     ):
         x = ma.tensor(x_np, dtype=ma.float64, requires_grad=True)
         freed = f"on problem {number} your code raised 'Trying to backward through the graph a second time': every row walks the gradient's graph again, and the first row's call freed it. Pass retain_graph=True to the row calls."
+        forward_runs = []
+
+        def counted_f(x, f=f, runs=forward_runs):
+            runs.append(1)
+            return f(x)
+
         with _grad_calls() as calls:
             explain = functools.partial(
                 _explain, f"on problem {number}, your hessian", freed=freed, calls=calls
             )
-            got = _array(call(learner_hessian, f, x, explain=explain), "your Hessian")
+            got = _array(call(learner_hessian, counted_f, x, explain=explain), "your Hessian")
         expected = torch.autograd.functional.hessian(f_t, torch.tensor(x_np))
         n = x_np.shape[0]
         if got.shape != (n, n):
@@ -303,4 +309,12 @@ def check_hessian(learner_hessian):
                 hint=True,
             )
         compare(got, expected, f"on problem {number} your Hessian differs from PyTorch's")
+        if not calls:
+            raise Feedback(
+                f"on problem {number} your Hessian is right, but no ma.autograd.grad call made it (a library function did): the exercise is to build it yourself from the gradient's graph, one autograd.grad call per row."
+            )
+        if len(forward_runs) > 1 or len(calls) > n + 1:
+            raise Feedback(
+                f"on problem {number} your Hessian is right, but f ran {len(forward_runs)} times and autograd.grad was called {len(calls)} times for x of {n} entries: the gradient g was computed again for every row. Compute g once, with its graph (create_graph=True), and take every row from that one graph (retain_graph=True): 1 forward and {n + 1} autograd.grad calls."
+            )
     return "your Hessians match torch.autograd.functional.hessian on 2 problems."

@@ -191,6 +191,18 @@ def hessian_detached_gradient(f, x):
     return ma.stack([ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
 
 
+def hessian_gradient_per_row(f, x):
+    rows = []
+    for i in range(x.shape[0]):
+        (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+        rows.append(ma.autograd.grad(g[i], x)[0])
+    return ma.stack(rows)
+
+
+def hessian_from_the_library(f, x):
+    return ma.autograd.functional.hessian(f, x)
+
+
 def hessian_returns_gradient(f, x):
     (g,) = ma.autograd.grad(f(x), x)
     return g
@@ -208,9 +220,19 @@ def test_hessian_accepts_the_solution(one_line):
         (hessian_without_create_graph, "needs create_graph=True"),
         (hessian_detached_gradient, "The gradient was detached on the way"),
         (hessian_returns_gradient, "one row per entry of x"),
+        (hessian_gradient_per_row, "the gradient g was computed again for every row"),
+        (hessian_from_the_library, "no ma.autograd.grad call made it"),
         (not_done, "Exercise 5.4: not done yet — "),
     ],
-    ids=["no-retain-graph", "no-create-graph", "detached", "gradient", "stub"],
+    ids=[
+        "no-retain-graph",
+        "no-create-graph",
+        "detached",
+        "gradient",
+        "per-row",
+        "library",
+        "stub",
+    ],
 )
 def test_hessian_explains_mistakes(one_line, wrong, expected):
     assert not checks_05.check_hessian(wrong)
