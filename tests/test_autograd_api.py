@@ -1191,6 +1191,49 @@ FUNCTIONAL = {
     "hessian_of_a_tuple": lambda F, x, y: F.hessian(lambda a: (a.sum(), a.sum()), x),
     "hvp_of_a_tuple": lambda F, x, y: F.hvp(lambda a: (a.sum(),), x, x),
     "vhp_of_a_vector": lambda F, x, y: F.vhp(_vector_fn, x, x),
+    # strict=True: an output or a gradient that does not depend on an input is an error
+    "jacobian_strict_unused_input": lambda F, x, y: F.jacobian(_y_unused, (x, y), strict=True),
+    "vjp_strict_detached_output": lambda F, x, y: F.vjp(lambda a: a.detach(), x, x, strict=True),
+    "jvp_strict_unused_input": lambda F, x, y: F.jvp(_y_unused, (x, y), (x, y), strict=True),
+    "hvp_strict_linear": lambda F, x, y: F.hvp(lambda a: (a * 3).sum(), x, x, strict=True),
+    "vhp_strict_unused_input": lambda F, x, y: F.vhp(_y_unused, (x, y), (x, y), strict=True),
+    "hessian_strict_linear": lambda F, x, y: F.hessian(lambda a: (a * 3).sum(), x, strict=True),
+    "hessian_strict_vectorize": lambda F, x, y: F.hessian(
+        _scalar_fn, (x, y), strict=True, vectorize=True
+    ),
+    "jacobian_strict_create_graph": lambda F, x, y: F.jacobian(
+        lambda a: a * 2, x.requires_grad_(), create_graph=True, strict=True
+    ),
+    "vjp_strict_create_graph": lambda F, x, y: F.vjp(
+        lambda a: a * 2, x.requires_grad_(), x.detach(), create_graph=True, strict=True
+    ),
+    # strategy="forward-mode" (with vectorize=True): the same jacobian, in the outputs' dtype
+    "jacobian_forward_mode": lambda F, x, y: F.jacobian(
+        _tuple_fn, (x, y), strategy="forward-mode", vectorize=True
+    ),
+    "jacobian_forward_mode_float32_output": lambda F, x, y: F.jacobian(
+        lambda a: a.float() * 2, x, strategy="forward-mode", vectorize=True
+    ),
+    # values only: torch's result carries a graph left by its vmap internals (requires_grad)
+    "hessian_forward_mode": lambda F, x, y: [
+        [h.detach() for h in row]
+        for row in F.hessian(
+            _scalar_fn, (x, y), outer_jacobian_strategy="forward-mode", vectorize=True
+        )
+    ],
+    "forward_mode_without_vectorize": lambda F, x, y: F.jacobian(
+        _vector_fn, x, strategy="forward-mode"
+    ),
+    "forward_mode_create_graph": lambda F, x, y: F.jacobian(
+        _vector_fn, x, create_graph=True, strategy="forward-mode", vectorize=True
+    ),
+    "forward_mode_strict": lambda F, x, y: F.jacobian(
+        _vector_fn, x, strict=True, strategy="forward-mode", vectorize=True
+    ),
+    "unknown_strategy": lambda F, x, y: F.jacobian(_vector_fn, x, strategy="backward"),
+    "hessian_unknown_strategy": lambda F, x, y: F.hessian(
+        _scalar_fn, (x, y), outer_jacobian_strategy="backward"
+    ),
 }
 
 
@@ -1232,12 +1275,6 @@ def test_functional_create_graph_gives_differentiable_results():
         return [_structure([jac, hess, hv, jv, vj]), grads, plain.requires_grad]
 
     same_results(program)
-
-
-def test_functional_strict_is_refused():
-    x, _ = _inputs(ma)
-    with pytest.raises(NotImplementedError, match="strict=False only"):
-        ma.autograd.functional.jacobian(_vector_fn, x, strict=True)
 
 
 # --- autograd.graph ----------------------------------------------------------------------------
