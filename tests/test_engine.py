@@ -291,6 +291,24 @@ def test_hooks_run_in_torchs_order():
     same_on_both(program)
 
 
+@pytest.mark.parametrize("n", [3, 4, 5, 8, 13])
+def test_leaves_ready_together_run_in_torchs_heap_order(n):
+    """AccumulateGrad nodes share the largest sequence number: several ready at once come out of
+    the ready queue in the order of PyTorch's heap, neither creation order nor its reverse."""
+
+    def program(lib):
+        order = []
+        leaves = [f64(lib, [1.0, 2.0], True) for _ in range(n)]
+        for i, leaf in enumerate(leaves):
+            leaf.register_post_accumulate_grad_hook(lambda p, i=i: order.append(i))
+        lib.cat(leaves).sum().backward()  # one node, n leaves ready when it has run
+        head = leaves[0] * leaves[1]
+        (lib.stack([head.sum(), *(leaf.sum() for leaf in leaves[2:])]).sum() * 3).backward()
+        return order
+
+    same_on_both(program)
+
+
 def test_hook_removal_and_none_return():
     def program(lib):
         x = f64(lib, [1.0, 2.0], True)

@@ -63,17 +63,17 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
     captures = None if accumulate_grad else Captures(targets, wanted)
     call.graph = (dependencies, root_edges, wanted)
 
-    buffers, ready, order = {}, [], itertools.count()
+    buffers, ready = {}, []
     for (node, nr), g in zip(root_edges, root_grads):  # arrays, unless create_graph (arrays.py)
         _add_to_buffer(buffers, node, nr, g if create_graph or g is None else g._data)
     for node in buffers:
         if dependencies.get(node, 0) == 0 and (wanted is None or node in wanted):
-            heapq.heappush(ready, (-node._sequence_nr_, next(order), node))
+            heapq.heappush(ready, _Ready(node))
 
     previous_mode = _start(call, root_edges, create_graph)
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heapq.heappop(ready).node
             grads = buffers.pop(node, [None])
             if captures is not None and not captures.take(node, grads):
                 continue  # autograd.grad needs nothing more from this node
@@ -97,10 +97,24 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
-                    heapq.heappush(ready, (-next_node._sequence_nr_, next(order), next_node))
+                    heapq.heappush(ready, _Ready(next_node))
     finally:
         _finish(call, previous_mode)
     return [] if captures is None else captures.results()
+
+
+class _Ready:
+    """A node in the ready queue, ordered by its sequence number alone, newest first, as in
+    PyTorch's: nodes with the same number (AccumulateGrad) come out in the heap's own order,
+    which is that of PyTorch's std::priority_queue (heapq sifts the same way)."""
+
+    __slots__ = ("key", "node")
+
+    def __init__(self, node):
+        self.key, self.node = -node._sequence_nr_, node
+
+    def __lt__(self, other):
+        return self.key < other.key
 
 
 def _start(call, root_edges, create_graph):
