@@ -26,6 +26,7 @@ import importlib
 import inspect
 import os
 import sys
+import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from unittest import mock
@@ -336,10 +337,37 @@ def data_note(reads: int) -> str:
 # --- watching backward, zero_grad and step -------------------------------------------------------
 
 
-def held_graphs(stop) -> dict:
-    """{name: the graph nodes reachable from it} for the tensors of either library (and lists,
-    tuples and dicts of them) held by the learner's running code: the frames under `stop`, the
-    check's."""
+_NOT_HOLDERS = (type, types.ModuleType, types.FunctionType, types.MethodType)
+
+
+def _tensors_with_graphs(value, depth: int = 4, seen: set | None = None) -> list:
+    """The tensors with a grad_fn that `value` holds: itself, or inside its lists, tuples, sets
+    and dicts and the attributes of its objects (a model's, a logger's), `depth` levels down."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or depth < 0:
+        return []
+    seen.add(id(value))
+    if is_tensor(value):
+        return [value] if value.grad_fn is not None else []
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+    elif hasattr(value, "__dict__") and not isinstance(value, _NOT_HOLDERS):
+        items = list(vars(value).values())
+    else:
+        return []
+    found = []
+    for item in items[:10_000]:  # a long list of numbers costs little, and holds no graph
+        if not isinstance(item, (int, float, str, bytes, np.ndarray)):
+            found += _tensors_with_graphs(item, depth - 1, seen)
+    return found
+
+
+def held_graphs(stop, holders: set | None = None) -> dict:
+    """{name: the graph nodes reachable from it} for the tensors of either library held by the
+    learner's running code (directly, in containers, or as attributes of its objects): the
+    frames under `stop`, the check's. The names of containers and objects go into `holders`."""
     import mini_autograd as ma
     from mini_autograd.instruments.graph_walk import graph_nodes
 
@@ -349,9 +377,9 @@ def held_graphs(stop) -> dict:
     while frame is not None and frame is not stop:
         if not frame.f_code.co_filename.startswith(unwatched):
             for name, value in frame.f_locals.items():
-                items = list(value.values()) if isinstance(value, dict) else value
-                items = items if isinstance(items, (list, tuple)) else [items]
-                roots = [v for v in items if is_tensor(v) and v.grad_fn is not None]
+                roots = _tensors_with_graphs(value)
+                if roots and holders is not None and not is_tensor(value):
+                    holders.add(name)
                 if roots:
                     nodes = graph_nodes(roots)
                     if len(nodes) > len(held.get(name, ())):
@@ -398,6 +426,7 @@ class Spy(contextlib.ExitStack):
         self.events: list[str] = []
         self.retains: list[bool] = []
         self.data_reads = 0
+        self.passes = self.no_parameter = 0  # backward passes; those reaching no nn.Parameter
         self.on_backward = on_backward
         self.graph_sizes: list[dict] = []  # with watch_graphs: {name: graph nodes} a pass
         self._stop = sys._getframe(1) if watch_graphs else None  # the check's frame
@@ -412,11 +441,17 @@ class Spy(contextlib.ExitStack):
             held = held_graphs(self._stop)
             self.graph_sizes.append({name: len(nodes) for name, nodes in held.items()})
 
+    def _note_parameters(self, roots: Any) -> None:
+        roots = [roots] if is_tensor(roots) else list(roots)
+        self.passes += 1
+        self.no_parameter += not _reaches_a_parameter(roots)
+
     def _ma(self, event: str, original: Callable) -> Callable:
         def spy(*args: Any, **kwargs: Any) -> Any:
             self.events.append(event)
             if event == "backward":  # run_backward(roots, root_grads, retain_graph, ...)
                 self.retains.append(bool(args[2]))
+                self._note_parameters(args[0])
                 if self.on_backward:
                     self.on_backward(args[0])
                 self._measure_graphs()
@@ -436,6 +471,7 @@ class Spy(contextlib.ExitStack):
             self.retains.append(
                 bool(given.get("create_graph", False) if retain is None else retain)
             )
+            self._note_parameters(given.get("tensors", given.get("outputs", ())))
             self._measure_graphs()
             return original(*args, **kwargs)
 
@@ -468,6 +504,24 @@ class Spy(contextlib.ExitStack):
         return self
 
 
+def _reaches_a_parameter(roots) -> bool:
+    """Whether the graph of the tensors `roots` (of either library) leads back to a model's
+    parameter."""
+    import mini_autograd as ma
+    from mini_autograd.instruments.graph_walk import graph_nodes
+
+    parameters = (ma.nn.Parameter, load_torch().nn.Parameter)
+    nodes = graph_nodes([t for t in roots if is_tensor(t)])
+    return any(isinstance(getattr(n, "variable", None), parameters) for n in nodes)
+
+
+def no_weight_reached(spy: Spy) -> str | None:
+    """Plain words when no backward pass the spy saw reached a model's parameter, or None."""
+    if spy.passes and spy.no_parameter == spy.passes:
+        return "no backward reaches the model's parameters: the loss's graph ends before them, so their .grad stays None and the optimizer has nothing to apply. Something on the path from the weights to the loss was detached (the prediction, or the loss): detach only what is carried to the next step"
+    return None
+
+
 def zero_grad_problem(events: Sequence[str]) -> str | None:
     """Plain words on a missing or misplaced zero_grad in a recorded order of events, or None."""
     if "step" not in events:  # no optimizer step at all: a different mistake
@@ -475,6 +529,8 @@ def zero_grad_problem(events: Sequence[str]) -> str | None:
     dirty = pending = False  # gradients not yet zeroed / not yet used by a step
     for event in events:
         if event == "backward":
+            if pending and dirty:
+                return "loss.backward() runs twice before one optimizer.step(), so the second pass adds its gradients to the first's (.grad accumulates) and the step takes their sum: one backward per step"
             if dirty:
                 if "zero_grad" not in events:
                     return "optimizer.zero_grad() is never called, so each backward adds its gradients to those of every earlier one (.grad accumulates): call optimizer.zero_grad() before each loss.backward()"

@@ -274,9 +274,15 @@ def _as_weights(result):
     raise Feedback(f"train should return (w1, w2), not {type(result).__name__}.")
 
 
-def _check_growth(sizes):
-    """Feedback on a variable whose graph grows from step to step (`sizes`: one dict a step)."""
+def _check_growth(sizes, holders):
+    """Feedback on a variable whose graph grows from step to step (`sizes`: one dict a step;
+    `holders`: the names of lists, dicts and objects among them)."""
     grown = growing_graph(sizes)
+    if grown and grown[0] in holders:
+        name, (first, a), (last, b) = grown
+        raise Feedback(
+            f"`{name}` keeps a tensor of every step with its graph ({a} graph nodes reachable from it at step {first}, {b} at step {last}): the saved bytes stay flat, because backward frees what those nodes saved, but the nodes themselves pile up with every step. A list, dict or object that stores each step's tensors (a loss, the features, a running mean) keeps each step's whole graph alive: store numbers (`.item()`) or detached tensors, and update a running mean so that it is a constant (from detached features, or under lib.no_grad())."
+        )
     if grown:
         name, (first, a), (last, b) = grown
         what = "the running mean" if name == "running_mean" else f"`{name}`"
@@ -312,11 +318,11 @@ def check_fixed_loop(train):
     and the graph its variables hold does not grow from step to step."""
     torch, data, here = load_torch(), normaliser_data(), sys._getframe()
     expected = [as_array(w) for w in reference_train(torch, data)]
-    held, sizes, carried, reached, previous = [], [], [], [], []
+    held, sizes, carried, reached, previous, holders = [], [], [], [], [], set()
 
     def measure(roots):
         held.append(saved_bytes(list(roots)))
-        graphs = held_graphs(here)
+        graphs = held_graphs(here, holders)
         sizes.append({name: len(nodes) for name, nodes in graphs.items()})
         earlier = {id(n) for n in previous}  # alive in `previous`: no id is reused
         carried.append({name for name, got in graphs.items() if any(id(n) in earlier for n in got)})
@@ -358,7 +364,7 @@ def check_fixed_loop(train):
             f"the saved bytes held at backward are not flat: {held[0]} at step 1, {max(held)} at step {held.index(max(held)) + 1}. Something still carries earlier graphs along.",
             hint=True,
         )
-    _check_growth(sizes)
+    _check_growth(sizes, holders)
     _check_history(carried, sizes)
     for name, got, want in zip(("w1", "w2"), result, expected):
         problem = difference(got, want, atol=1e-8, rtol=1e-6)

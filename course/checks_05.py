@@ -138,6 +138,14 @@ def check_hvp(learner_hvp):
         compare(
             got, finite, f"on problem {number} your Hv differs from finite differences", hint=False
         )
+        if not calls:
+            raise Feedback(
+                f"on problem {number} your Hv is right, but no ma.autograd.grad call made it: the exercise takes both derivatives with autograd.grad (differences of gradients only approximate Hv; backward(create_graph=True) leaves a gradient with its graph in x.grad, a reference cycle)."
+            )
+        if not any(calls):
+            raise Feedback(
+                f"on problem {number} your Hv is close, but no autograd.grad call kept the gradient's graph (create_graph=True): either Hv was approximated, as finite differences of gradients do, or g came from backward(create_graph=True), which leaves it, graph and all, in x.grad (a reference cycle). Take g with autograd.grad and create_graph=True, and differentiate g · v through its graph: exact, for one more backward pass."
+            )
         if len(calls) > 2:
             raise Feedback(
                 f"on problem {number} your Hv is right, but it took {len(calls)} autograd.grad calls: a Hessian built row by row costs one backward pass per row (n of them), which is what Hv avoids. Two calls give it: the gradient g, with its graph, then the gradient of the number g · v."
@@ -308,10 +316,24 @@ def check_hessian(learner_hessian):
                 f"on problem {number} your Hessian has shape {got.shape}; for x of shape ({n},) it is ({n}, {n}), one row per entry of x.",
                 hint=True,
             )
+        if not np.allclose(got, expected, atol=1e-6) and np.allclose(
+            got, np.cumsum(as_array(expected), axis=0), atol=1e-6
+        ):
+            raise Feedback(
+                f"on problem {number} each row of your Hessian is the sum of the rows so far: backward() adds into x.grad, so every row read from it holds the earlier ones too. Take each row with ma.autograd.grad, which returns it and leaves .grad alone."
+            )
         compare(got, expected, f"on problem {number} your Hessian differs from PyTorch's")
+        if x.grad is not None:
+            raise Feedback(
+                f"on problem {number} your Hessian is right, but it left a gradient in x.grad: backward() adds into .grad, so the next call would start from it; take the rows with ma.autograd.grad, which returns them and leaves .grad alone."
+            )
         if not calls:
             raise Feedback(
-                f"on problem {number} your Hessian is right, but no ma.autograd.grad call made it (a library function did): the exercise is to build it yourself from the gradient's graph, one autograd.grad call per row."
+                f"on problem {number} your Hessian is right, but no ma.autograd.grad call made it (a library function, backward(), or finite differences did): the exercise is to build it yourself from the gradient's graph, one autograd.grad call per row."
+            )
+        if not any(calls):
+            raise Feedback(
+                f"on problem {number} your Hessian is close, but no autograd.grad call kept the gradient's graph (create_graph=True): either the rows were approximated, as finite differences of gradients do, or g came from backward(create_graph=True), which leaves it, graph and all, in x.grad (a reference cycle). Take g with autograd.grad and create_graph=True, and row i as the gradient of g[i] through its graph."
             )
         if len(forward_runs) > 1 or len(calls) > n + 1:
             raise Feedback(

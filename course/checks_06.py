@@ -10,8 +10,10 @@ in a training loop; the GRU step is unrolled over a sequence).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
+import warnings
 from unittest import mock
 
 import numpy as np
@@ -36,11 +38,13 @@ from course.check import (
     kept_graphs,
     losses_of,
     named_mistake,
+    no_weight_reached,
     number,
     retained_for_nothing,
     tensor_note,
     zero_grad_problem,
 )
+from mini_autograd.instruments.graph_walk import graph_nodes
 
 GATES = "rzn"
 ATOL, RTOL = 1e-5, 1e-4
@@ -207,6 +211,30 @@ def _regression_error(name, error):
     return f"with {name} your code raised {describe_error(error)}"
 
 
+@contextlib.contextmanager
+def _warnings_seen():
+    """The warnings raised inside the block, every one of them (a list)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def _target_shape_mistake(caught) -> str | None:
+    """Words for a loss whose target is shaped unlike the predictions (both libraries warn)."""
+    for warning in caught:
+        text = str(warning.message)
+        if text.startswith("Using a target size"):
+            return f"the loss warned '{text.split('. This')[0]}': mse_loss broadcasts a target shaped unlike the predictions, so it compares every prediction with every target. Give the target the predictions' shape (a column of n rows, (n, 1))"
+    return None
+
+
+def _target_in_graph(roots, found):
+    """Note in `found` a mean squared error whose target is part of the graph (it requires grad)."""
+    for node in graph_nodes(list(roots)):
+        if node.name() == "MseLossBackward0" and node.next_functions[1][0] is not None:
+            found.append(node)
+
+
 @checker("6.2", REGRESSION_TODO)
 def check_regression_loop(train_regression, n_epochs=5):
     """6.2: the fixed loop trains every epoch, on both engines, without retain_graph=True."""
@@ -214,8 +242,9 @@ def check_regression_loop(train_regression, n_epochs=5):
     expected = reference_regression(torch, x_np, noise_np, start, n_epochs)
     note = ""
     for lib in (ma, torch):
-        name = lib.__name__
-        with Spy(watch_graphs=True) as spy:
+        name, targets_in_graph = lib.__name__, []
+        on_backward = functools.partial(_target_in_graph, found=targets_in_graph)
+        with Spy(on_backward, watch_graphs=True) as spy, _warnings_seen() as caught:
             args = (lib, x_np.copy(), noise_np.copy(), start, n_epochs)
             result = call(
                 train_regression, *args, explain=functools.partial(_regression_error, name)
@@ -227,6 +256,9 @@ def check_regression_loop(train_regression, n_epochs=5):
                 f"with {name} it runs, but a backward pass keeps its graph (retain_graph=True, in loss.backward(), autograd.backward() or autograd.grad(), or create_graph=True), which a loop of independent epochs never needs: remove it. If the target is still computed from an x that requires grad, every epoch back-propagates into the graph of y, recorded once before the loop: make the target a plain tensor (the input needs no gradient)"
             )
         problem = first_difference(losses, expected, "epoch", ATOL, RTOL)
+        mistake = problem and (_target_shape_mistake(caught) or zero_grad_problem(spy.events))
+        if mistake:
+            raise Feedback(f"with {name}, {problem}: {mistake}")
         if problem:
             raise Feedback(
                 f"with {name}, {problem}: keep the seed's data (y = 1 + 2 * x + 0.3 * noise from x_np and noise_np), model, lr and order of steps"
@@ -234,6 +266,10 @@ def check_regression_loop(train_regression, n_epochs=5):
         kept = kept_graphs(spy.graph_sizes)
         if kept:
             raise Feedback(f"with {name} it trains, but {kept}")
+        if targets_in_graph:
+            raise Feedback(
+                f"with {name} it trains, but every backward still goes into the target's graph: the target is computed from x, which requires grad, anew in every epoch, so the error is gone while each backward still walks the target's graph and adds into x.grad. The target needs no gradient: build it once, from tensors that do not require grad (or under lib.no_grad())"
+            )
     return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
 
 
@@ -327,7 +363,7 @@ def _tbptt_case(train_tbptt, series, window, where):
             return f"{where}: your loop trained the {chunks} chunks the series holds, then started another and raised {type(error).__name__}: each chunk's targets are its inputs shifted by one, so the last chunk needs one value after its inputs; with {len(series)} values there are (len(series) - 1) // window = {chunks} chunks."
         return _tbptt_error(where, error)
 
-    with Spy(watch_graphs=True) as order:
+    with Spy(watch_graphs=True) as order, _warnings_seen() as caught:
         args = (ma, make_regressor(ma), series.copy(), window)
         result = call(train_tbptt, *args, explain=explain)
     losses = losses_of(result, chunks, per="chunk")
@@ -342,9 +378,11 @@ def _tbptt_case(train_tbptt, series, window, where):
         raise Feedback(f"{where}: it trains, but {kept}")
     if problem is None:
         return tensor_note(result) + data_note(order.data_reads)
-    zero_grad = zero_grad_problem(order.events)
-    if zero_grad:
-        raise Feedback(f"{where}: {problem}: {zero_grad}")
+    mistake = (
+        _target_shape_mistake(caught) or zero_grad_problem(order.events) or no_weight_reached(order)
+    )
+    if mistake:
+        raise Feedback(f"{where}: {problem}: {mistake}")
     variants = (
         (advice, reference_tbptt(torch, make_regressor(torch), series, window, 0.1, carry, step))
         for (carry, step), advice in TBPTT_VARIANTS.items()

@@ -27,6 +27,7 @@ from course.check import (
     kept_graphs,
     losses_of,
     named_mistake,
+    no_weight_reached,
     retained_for_nothing,
     tensor_note,
 )
@@ -188,6 +189,9 @@ def check_fixed_loop(train_smooth):
         raise Feedback(f"it trains, but {kept}")
     if problem is None:
         return f"all {len(expected)} steps train with the reference run's losses, and no backward keeps its graph.{tensor_note(result)}{_source_note(train_smooth)}"
+    unreached = no_weight_reached(spy)
+    if unreached:
+        raise Feedback(f"{problem}: {unreached}")
     wrong_fixes = (
         (advice, reference_loop(*smoothing_data(), make_model(), variant=variant))
         for variant, advice in WRONG_FIXES.items()

@@ -1,6 +1,8 @@
 """Chapter 04's checkers (4.2 to 4.4) accept the solutions and explain plausible wrong answers in
 words. Exercise 4.1 moved to the build track (course/specs.py)."""
 
+import types
+
 import pytest
 
 from course import checks_04
@@ -189,13 +191,16 @@ def make_train(retain, carry, detach_where="update", record="before"):
     "use-and-old-mean" also detaches the old mean in the update: the graph no longer grows, but
     the running mean still holds the nodes of its last update and of the step before.
     "features" detaches this step's features before the loss: no gradient reaches w1.
-    "batch-mean" detaches the batch's mean, kept in a name of its own, in the update."""
+    "batch-mean" detaches the batch's mean, kept in a name of its own, in the update.
+    "logged" keeps (step, loss) pairs in a list; "on-object" keeps the running mean as an
+    attribute of an object, detached only where it is used."""
 
     def train(lib, data, ledger):
         w1 = lib.tensor(data.w1.copy(), requires_grad=True)
         w2 = lib.tensor(data.w2.copy(), requires_grad=True)
         running_mean = lib.zeros(data.w1.shape[1], dtype=lib.float64)
-        for x_np, y_np in zip(data.xs, data.ys):
+        log, stats = [], types.SimpleNamespace(mean=running_mean)
+        for step, (x_np, y_np) in enumerate(zip(data.xs, data.ys)):
             with ledger.step():
                 features = (lib.tensor(x_np) @ w1).tanh()
                 if detach_where == "features":
@@ -221,6 +226,11 @@ def make_train(retain, carry, detach_where="update", record="before"):
                         running_mean = 0.9 * running_mean + 0.1 * batch_mean.detach()
                     else:
                         running_mean = 0.9 * running_mean + 0.1 * carried.mean(0)
+                if detach_where == "logged":
+                    log.append((step, loss))
+                if detach_where == "on-object":
+                    stats.mean = 0.9 * stats.mean + 0.1 * features.mean(0)
+                    running_mean = stats.mean.detach()
                 with lib.no_grad():
                     w1 -= data.lr * w1.grad
                     w2 -= data.lr * w2.grad
@@ -271,6 +281,14 @@ def test_fixed_loop_names_the_graph_that_grows(capsys):
         ),
         (make_train(retain=False, carry=False, record=None), "recorded 0 steps in the ledger"),
         (make_train(retain=False, carry=False, record="after"), "record the loss before backward"),
+        (
+            make_train(retain=False, carry=False, detach_where="logged"),
+            "`log` keeps a tensor of every step with its graph",
+        ),
+        (
+            make_train(retain=False, carry=False, detach_where="on-object"),
+            "`stats` keeps a tensor of every step with its graph",
+        ),
     ],
     ids=[
         "leak",
@@ -283,6 +301,8 @@ def test_fixed_loop_names_the_graph_that_grows(capsys):
         "features-detached",
         "no-ledger",
         "recorded-after-backward",
+        "logged-losses",
+        "running-mean-on-an-object",
     ],
 )
 def test_fixed_loop_explains_wrong_answers(capsys, answer, words):

@@ -52,6 +52,23 @@ def hvp_through_the_hessian(f, x, v):
     return (ma.stack(rows) * v).sum(1)
 
 
+def _gradient_at(f, x):
+    x = x.detach().requires_grad_(True)
+    return ma.autograd.grad(f(x), x)[0]
+
+
+def hvp_by_finite_differences(f, x, v, eps=1e-4):
+    return (_gradient_at(f, x + eps * v) - _gradient_at(f, x - eps * v)) / (2 * eps)
+
+
+def hvp_through_backward_reset(f, x, v):
+    f(x).backward(create_graph=True)
+    g, x.grad = x.grad, None
+    (g * v).sum().backward()
+    hv, x.grad = x.grad, None
+    return hv
+
+
 def test_hvp_accepts_the_solution(one_line):
     assert checks_05.check_hvp(hvp_solution)
     assert "Exercise 5.2: correct ✓" in one_line()
@@ -67,6 +84,8 @@ def test_hvp_accepts_the_solution(one_line):
         (hvp_tuple, "unpack it"),
         (hvp_through_backward, "left a gradient in x.grad"),
         (hvp_through_the_hessian, "a Hessian built row by row costs one backward pass per row"),
+        (hvp_by_finite_differences, "no autograd.grad call kept the gradient's graph"),
+        (hvp_through_backward_reset, "no ma.autograd.grad call made it"),
         (not_done, "Exercise 5.2: not done yet — "),
     ],
     ids=[
@@ -77,6 +96,8 @@ def test_hvp_accepts_the_solution(one_line):
         "tuple",
         "backward",
         "hessian",
+        "finite-differences",
+        "backward-reset",
         "stub",
     ],
 )
@@ -199,6 +220,30 @@ def hessian_gradient_per_row(f, x):
     return ma.stack(rows)
 
 
+def hessian_by_finite_differences(f, x, eps=1e-4):
+    steps = eps * ma.eye(x.shape[0], dtype=x.dtype)
+    return ma.stack([(_gradient_at(f, x + e) - _gradient_at(f, x - e)) / (2 * eps) for e in steps])
+
+
+def hessian_rows_through_backward(f, x):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    rows = []
+    for i in range(x.shape[0]):
+        g[i].backward(retain_graph=True)
+        rows.append(x.grad.clone())  # .grad adds up: row i holds rows 0 to i
+    return ma.stack(rows)
+
+
+def hessian_leaving_grad(f, x):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    rows = []
+    for i in range(x.shape[0]):
+        x.grad = None
+        g[i].backward(retain_graph=True)
+        rows.append(x.grad.clone())
+    return ma.stack(rows)
+
+
 def hessian_from_the_library(f, x):
     return ma.autograd.functional.hessian(f, x)
 
@@ -222,6 +267,9 @@ def test_hessian_accepts_the_solution(one_line):
         (hessian_returns_gradient, "one row per entry of x"),
         (hessian_gradient_per_row, "the gradient g was computed again for every row"),
         (hessian_from_the_library, "no ma.autograd.grad call made it"),
+        (hessian_by_finite_differences, "no autograd.grad call kept the gradient's graph"),
+        (hessian_rows_through_backward, "the sum of the rows so far"),
+        (hessian_leaving_grad, "it left a gradient in x.grad"),
         (not_done, "Exercise 5.4: not done yet — "),
     ],
     ids=[
@@ -231,6 +279,9 @@ def test_hessian_accepts_the_solution(one_line):
         "gradient",
         "per-row",
         "library",
+        "finite-differences",
+        "grad-adds-up",
+        "grad-left",
         "stub",
     ],
 )

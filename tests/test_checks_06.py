@@ -104,16 +104,19 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
     model = lib.nn.Linear(1, 1)
     model.load_state_dict(start)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
-    x = lib.tensor(x_np, requires_grad=variant in ("broken", "detach-target", *RETAINING))
+    wants_grad = ("broken", "detach-target", "target-every-epoch", *RETAINING)
+    x = lib.tensor(x_np, requires_grad=variant in wants_grad)
     y = 1 + 2 * x + 0.3 * lib.tensor(noise_np)
     x_train, y_train = x[:70], y[:70]
     if variant == "detach-target":
         y_train = y_train.detach()
-    losses, total = [], 0
-    for _ in range(n_epochs):
+    losses, total, log = [], 0, []
+    for epoch in range(n_epochs):
         target = y_train
         if variant == "new-noise":
             target = (1 + 2 * x + 0.3 * lib.randn(100, 1))[:70]
+        if variant == "target-every-epoch":  # no error, but the target has a graph again
+            target = (1 + 2 * x + 0.3 * lib.tensor(noise_np))[:70]
         functional = ma.nn.functional if variant == "ma-not-lib" else lib.nn.functional
         loss = functional.mse_loss(model(x_train), target)
         optimizer.zero_grad()
@@ -125,10 +128,14 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
                 p.grad = g
         else:
             loss.backward(retain_graph=variant == "retain")
+        if variant == "late-zero-grad":
+            optimizer.zero_grad()
         optimizer.step()
         losses.append(loss.detach() if variant == "tensor-losses" else loss.item())
         if variant == "tensor-total":
             total = total + loss  # a running total as a tensor: it holds every epoch's graph
+        if variant == "logged-pairs":
+            log.append((epoch, loss))  # each pair holds its epoch's graph
     return None if variant == "no-return" else losses
 
 
@@ -155,6 +162,9 @@ def test_regression_accepts_right_fixes(one_line, variant):
         ("no-return", "returned None"),
         ("ma-not-lib", "write `lib.` everywhere"),
         ("tensor-total", "`total` holds the graph of every earlier step"),
+        ("logged-pairs", "`log` holds the graph of every earlier step"),
+        ("target-every-epoch", "every backward still goes into the target's graph"),
+        ("late-zero-grad", "zero_grad() runs between loss.backward() and optimizer.step()"),
     ],
 )
 def test_regression_explains_mistakes(one_line, variant, expected):
@@ -179,6 +189,10 @@ def test_regression_stub_is_not_done_yet(one_line):
 
 DETACHING = (
     "right",
+    "flat-target",
+    "kept-states",
+    "detached-prediction",
+    "backward-twice",
     "off-by-one",
     "no-step",
     "no-zero-grad",
@@ -192,12 +206,13 @@ DETACHING = (
 
 def tbptt(lib, model, series, window, lr=0.1, variant="right"):
     optimizer = lib.optim.SGD(model.parameters(), lr=lr)
-    state, losses, total = None, [], 0
+    state, losses, total, kept = None, [], 0, []
     ends = len(series) if variant == "one-too-many" else len(series) - 1
     for k in range(ends // window):
         shift = 1 if variant == "off-by-one" else 0
         seq = lib.tensor(series[k * window + shift : (k + 1) * window + shift])
-        target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1]).view(window, 1)
+        target = lib.tensor(series[k * window + 1 : (k + 1) * window + 1])
+        target = target if variant == "flat-target" else target.view(window, 1)
         if state is not None:
             if variant in DETACHING:
                 state = tuple(s.detach() for s in state)
@@ -211,10 +226,16 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
             elif variant == "reinit":
                 state = None
         prediction, state = model(seq, state)
+        if variant == "kept-states":
+            kept.append(state)  # each (h, c) pair holds its chunk's graph
+        if variant == "detached-prediction":
+            prediction = prediction.detach().requires_grad_()
         loss = lib.nn.functional.mse_loss(prediction, target)
         if variant not in ("no-zero-grad", "late-zero-grad"):
             optimizer.zero_grad()
-        loss.backward(retain_graph=variant in ("retain", "detach-retain"))
+        loss.backward(retain_graph=variant in ("retain", "detach-retain", "backward-twice"))
+        if variant == "backward-twice":
+            loss.backward()
         if variant == "late-zero-grad":
             optimizer.zero_grad()
         if variant != "no-step":
@@ -245,6 +266,10 @@ def test_tbptt_accepts_the_solution(one_line):
         ("detach-retain", "the losses are right, but a backward keeps its graph"),
         ("tensor-total", "`total` holds the graph of every earlier step"),
         ("tensor-losses", "`losses` holds the graph of every earlier step"),
+        ("kept-states", "`kept` holds the graph of every earlier step"),
+        ("flat-target", "mse_loss broadcasts a target shaped unlike the predictions"),
+        ("detached-prediction", "no backward reaches the model's parameters"),
+        ("backward-twice", "loss.backward() runs twice before one optimizer.step()"),
     ],
 )
 def test_tbptt_explains_mistakes(one_line, variant, expected):

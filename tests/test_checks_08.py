@@ -76,11 +76,13 @@ KEEPS_THE_GRAPH = (
 def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
     """The exercise's loop, with the learner's fix (or mistake) `variant`."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    previous, losses, total = None, [], 0
+    previous, losses, total, history = None, [], 0, []
     for x, y in zip(xs, ys):
         if variant == "re-init":
             previous = None
         prediction = model(x)
+        if variant == "detached prediction":
+            prediction = prediction.detach().requires_grad_()
         loss = torch.nn.functional.mse_loss(prediction, y)
         if previous is not None:
             if variant == "detach at use":
@@ -124,6 +126,8 @@ def smoothed(xs, ys, model, lr=0.05, smooth=0.1, variant="detach"):
         losses.append(loss.detach() if variant == "tensor losses" else loss.item())
         if variant == "tensor total":
             total = total + loss  # a running total as a tensor: it holds every step's graph
+        if variant == "logged pairs":
+            history.append((x, prediction))  # each pair holds its step's graph
     if variant == "no return":
         return None
     return losses[:-1] if variant == "too short" else losses
@@ -207,6 +211,8 @@ def test_fixed_loop_accepts_data_and_tensor_losses_with_a_note(one_line):
         ("detach the loss", "no gradient reaches the parameters any more"),
         ("no return", "your function returned None; return the list of the 12 losses"),
         ("tensor total", "`total` holds the graph of every earlier step"),
+        ("logged pairs", "`history` holds the graph of every earlier step"),
+        ("detached prediction", "no backward reaches the model's parameters"),
         ("too short", "expected 12 losses, one per step, got 11"),
     ],
 )
