@@ -215,7 +215,7 @@ def check_one_backward(one_backward):
         )
     if spy.retained:
         raise Feedback(
-            "your single pass still keeps the graph (retain_graph=True); with one pass nothing needs to be kept, so drop it."
+            "your single pass still keeps the graph (retain_graph=True, or create_graph=True, which turns it on); with one pass nothing needs to be kept, so drop it."
         )
     names = list(HEADS_ARRAYS)[1:]
     for name, got, expected in zip(names, mine[1:], reference[1:]):

@@ -449,7 +449,8 @@ def _clips_a_list(clip_grad_norm, scale, max_norm):
 def _clip_case(clip_grad_norm, scale, max_norm):
     ours, theirs = _twin_grads(0, scale)
     grad_objects = [p.grad for p in ours]
-    norm_before = np.sqrt(sum((as_array(g) ** 2).sum() for g in grad_objects if g is not None))
+    before = [None if g is None else as_array(g).copy() for g in grad_objects]
+    norm_before = np.sqrt(sum((g**2).sum() for g in before if g is not None))
     generator = (p for p in ours)  # as in use
     returned = call(clip_grad_norm, generator, max_norm, explain=_explain_clip)
     expected = float(torch.nn.utils.clip_grad_norm_(theirs, max_norm))
@@ -474,6 +475,13 @@ def _clip_case(clip_grad_norm, scale, max_norm):
             raise Feedback(
                 f"the gradients' joint norm {expected:.4g} is already below max_norm={max_norm}, so they must stay unchanged; yours were changed"
                 + (grown if scaled > 1 + 1e-3 else "")
+            )
+        if all(
+            (b is None) == (p.grad is None) and (b is None or np.array_equal(b, as_array(p.grad)))
+            for b, p in zip(before, ours)
+        ):
+            raise Feedback(
+                "the gradients are unchanged: your scaling never reached p.grad. Multiply each gradient itself in place (scaling a copy, such as p.grad.clone(), or the weights leaves .grad as it was)"
             )
         if all(np.isclose(g, max_norm, rtol=1e-3) for g in got):
             raise Feedback(

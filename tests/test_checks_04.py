@@ -148,6 +148,11 @@ def one_retained(lib, x, w, head1, head2):
     (loss1 + loss2).backward(retain_graph=True)
 
 
+def one_with_create_graph(lib, x, w, head1, head2):
+    loss1, loss2 = _losses(x, w, head1, head2)
+    (loss1 + loss2).backward(create_graph=True)
+
+
 def one_grad_only(lib, x, w, head1, head2):
     lib.autograd.grad(sum(_losses(x, w, head1, head2)), [w, head1, head2])
 
@@ -171,10 +176,11 @@ def test_one_backward_accepts_solutions(capsys, answer):
         (one_without_retain, "freed-graph error"),
         (one_halved, "w.grad differs"),
         (one_retained, "retain_graph=True"),
+        (one_with_create_graph, "or create_graph=True, which turns it on"),
         (one_grad_only, "must land in .grad"),
         (lambda lib, *tensors: None, "never ran a backward pass"),
     ],
-    ids=["two-passes", "no-retain", "halved", "retained", "grad-only", "nothing"],
+    ids=["two-passes", "no-retain", "halved", "retained", "create-graph", "grad-only", "nothing"],
 )
 def test_one_backward_explains_wrong_answers(capsys, answer, words):
     ok, line = run(capsys, check_one_backward, answer)

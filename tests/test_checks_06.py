@@ -328,6 +328,9 @@ def clip(parameters, max_norm, variant="right"):
             for p in parameters:
                 if p.grad is not None:
                     p.grad = p.grad * factor
+        elif variant == "copies":
+            for g in grads:
+                g.clone().mul_(factor)  # a copy is scaled, .grad is not
         else:
             for g in grads:
                 g.mul_(factor)
@@ -353,6 +356,7 @@ def test_clip_accepts_the_solution_and_the_library(one_line):
         ("below-two", "scaled by 1.38: clipping only ever shrinks gradients"),
         ("after", "norm after clipping"),
         ("replace", "in place"),
+        ("copies", "the gradients are unchanged: your scaling never reached p.grad"),
     ],
 )
 def test_clip_explains_mistakes(one_line, variant, expected):
