@@ -40,7 +40,7 @@ def _array(value, what: str) -> np.ndarray:
 
 # --- 5.2: a Hessian-vector product -------------------------------------------------------------
 
-HVP_START = "two ma.autograd.grad calls: the gradient of f(x) with its graph kept, then the gradient of (g * v).sum()"
+HVP_START = "Hv with ma.autograd.grad alone, from the formula read inside out: the gradient g of f(x), then the gradient of the number g · v"
 HVP_HINT = "keep the graph of the gradient g (create_graph=True), then differentiate (g * v).sum() with respect to x"
 
 

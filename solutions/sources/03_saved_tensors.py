@@ -95,9 +95,10 @@ track.check("3.3")
 # receives that object and must give back a tensor like the original (same shape, same dtype).
 # PyTorch has the same API, `torch.autograd.graph.saved_tensors_hooks`.
 #
-# Write `pack_half(t)`, which stores a float16 copy (`t.to(ma.float16)`, half the bytes of
-# float32), and `unpack_half(packed)`, which converts it back to the dtype `t` had. Remember
-# that dtype in what `pack_half` returns (a tuple is fine). The check runs a small two-layer
+# Write `pack_half(t)`, which stores `t` in float16 (half the bytes of float32; `Tensor.to`
+# converts between dtypes, as in PyTorch), and `unpack_half(packed)`, which gives back a tensor
+# in the dtype `t` had. `unpack_half` receives only what `pack_half` returned, and a float16
+# copy no longer knows which dtype it came from: what must `pack_half` return? The check runs a small two-layer
 # model with your hooks, counts the bytes your pack stores, and compares the gradients with
 # PyTorch's float32 ones without hooks: they should differ only by float16 rounding.
 

@@ -123,7 +123,7 @@ for number, (text, _) in enumerate(TWICE_PROGRAMS, start=1):
 
 # %%
 def can_backward_twice(root):
-    """True when no node in root's graph saved a tensor, so a second backward cannot fail."""
+    """True when root.backward() could be called a second time, read from the graph alone."""
     ### BEGIN SOLUTION 4.2: backward twice?
     stack, seen = [root.grad_fn], set()
     while stack:

@@ -59,9 +59,10 @@ track.check("5.1")
 #
 # $$Hv = \nabla_x\big(\nabla_x f(x)\cdot v\big).$$
 #
-# Write `hvp(f, x, v)` with two calls of `ma.autograd.grad`: the gradient of `f(x)` with its
-# graph kept, then the gradient of the scalar `(g * v).sum()`. Return a tensor shaped like `x`.
-# (`autograd.grad` returns a tuple, one entry per input: unpack it with `(g,) = ...`.)
+# Write `hvp(f, x, v)` with `ma.autograd.grad` alone, without ever building $H$: read the
+# formula from the inside out, and ask what the outer gradient needs from the inner one. Return
+# a tensor shaped like `x`. (`autograd.grad` returns a tuple, one entry per input: unpack it
+# with `(g,) = ...`.)
 
 
 # %%
@@ -80,7 +81,8 @@ check_hvp(hvp)
 # %% [markdown]
 # ## Exercise 5.3: the one-sided gradient penalty
 #
-# A critic maps a batch of inputs `x_hat` of shape `(N, d)` to scores of shape `(N, 1)`. The
+# A critic maps a batch of inputs `x_hat` of shape `(N, d)` to scores of shape `(N, 1)`;
+# `x_hat` arrives requiring grad. The
 # chapter's WGAN-GP penalty pulls every sample's input-gradient norm towards 1, from above and
 # from below. Its one-sided variant (Petzka et al., 2018) asks only that the critic be
 # 1-Lipschitz: a norm at or below 1 costs nothing, and the penalty is the mean over the samples

@@ -167,7 +167,8 @@ check_regression_loop(train_regression)
 #
 # Write `train_tbptt(lib, model, series, window, lr=0.1)`: read the numpy array `series` in
 # consecutive chunks of `window` values, chunk `k` reading `series[k*window:(k+1)*window]` and
-# predicting `series[k*window+1:(k+1)*window+1]` (there are `(len(series) - 1) // window` chunks).
+# predicting `series[k*window+1:(k+1)*window+1]` (there are `(len(series) - 1) // window` chunks;
+# shape the targets as the predictions are, `(T, 1)`).
 # Start from `state = None`; each chunk starts from the state where the previous chunk ended, with
 # its **values** but without its graph. Per chunk: forward, `mse_loss`, `zero_grad`, `backward`,
 # `step` (SGD with `lr`). Return the list of the chunks' losses. The check compares them with

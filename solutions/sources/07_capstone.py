@@ -158,14 +158,18 @@ check_train_chunk(train_chunk, chars)
 # followed by `length` generated characters. Make it exactly reproducible, so that the check
 # can compare it with the reference character by character:
 #
-# 1. make one random generator, numpy's `default_rng(seed)`; do everything under `lib.no_grad()`;
-# 2. run the model on the whole prefix, `one_hot(lib, encode(prefix)[:, None])` (a batch of
-#    one), keeping the state it returns;
-# 3. repeat `length` times: take the scores at the last position, `logits[-1, 0]`, as a float64
-#    numpy array; at `temperature == 0` pick `np.argmax(scores)`; otherwise compute
-#    `p = softmax(scores / temperature)` in numpy (subtract the maximum before `np.exp`) and
-#    draw `rng.choice(V, p=p)`; then run the model on that one character, `np.array([[i]])`,
-#    from the carried state.
+# - one random generator, numpy's `default_rng(seed)`, and one draw per new character,
+#   `rng.choice(V, p=p)`, with `p = softmax(scores / temperature)` computed in numpy from the
+#   scores as a float64 array (at `temperature == 0`, `np.argmax(scores)` and no draw);
+# - the model reads text as `one_hot(lib, ids[:, None])` (a batch of one; `encode(prefix)` gives
+#   the prefix's ids, `np.array([i])` one character's), and the scores for the next character
+#   are those at the last position it read, `logits[-1, 0]`.
+#
+# Three things the check watches, which the steps above leave to you. Generating needs no
+# gradient: what should the model not do meanwhile? At temperature 0.002, `np.exp` of the
+# scaled scores overflows: what can you subtract first without changing the softmax? And the
+# model should not read the whole text again for every new character: what does it return that
+# holds what it has read so far?
 
 
 # %%
