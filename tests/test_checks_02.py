@@ -119,7 +119,7 @@ def test_gradcheck_in_the_arrays_own_dtype(one_line):
 def gradcheck_slip(fn, *arrays, eps=1e-6, slip=None):
     """gradcheck with one of the slips the check names (see the test below)."""
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]  # no copy of float64 arrays
-    if slip != "caller's arrays not restored":
+    if slip not in ("caller's arrays not restored", "caller's arrays restored"):
         arrays = [a.copy() for a in arrays]
     needs_grad = [slip != "requires_grad on input 0 only" or i == 0 for i in range(len(arrays))]
     tensors = [ma.tensor(a.copy(), requires_grad=r) for a, r in zip(arrays, needs_grad)]
@@ -140,11 +140,13 @@ def gradcheck_slip(fn, *arrays, eps=1e-6, slip=None):
         else:
             numerical = np.zeros(arrays[i].shape)
             for index in np.ndindex(arrays[i].shape):
-                if "not restored" in slip:
+                if "restored" in str(slip):
                     arrays[i][index] += eps
                     f_plus = f(arrays)
                     arrays[i][index] -= 2 * eps
                     f_minus = f(arrays)
+                    if slip == "caller's arrays restored":  # some entries come back 1 ulp off
+                        arrays[i][index] += eps
                 else:
                     plus, minus = [a.copy() for a in arrays], [a.copy() for a in arrays]
                     plus[i][index] += eps
@@ -164,6 +166,13 @@ def gradcheck_slip(fn, *arrays, eps=1e-6, slip=None):
         reduce = {"sum": np.sum, "mean": np.mean}.get(slip, np.max)
         gaps.append(float(reduce(gap)))
     return gaps
+
+
+def test_gradcheck_that_nudges_the_callers_arrays_and_puts_them_back(one_line):
+    assert checks_02.check_gradcheck(
+        lambda fn, *a: gradcheck_slip(fn, *a, slip="caller's arrays restored")
+    )
+    assert one_line().startswith("Exercise 2.5: correct ✓")
 
 
 @pytest.mark.parametrize(
