@@ -54,6 +54,8 @@ def _walk_difference(got, expected, want):
             return f"{node.name()} is listed twice; a node reached along two paths is listed once. Hint: keep a set of the nodes already seen."
         seen.add(node)
     missing = [n.name() for n in expected if n not in seen]
+    if missing and set(missing) <= set(names):
+        return f"{', '.join(missing)} missing from your list, which holds other nodes of the same name: distinct nodes can share a name (this graph has {_counted(expected, missing)}), so a set of names takes them for one. Hint: visit by identity: keep the nodes themselves in the set of nodes seen, not their names."
     if missing:
         return f"{', '.join(missing)} missing from your list. Hint: follow every edge, down to the AccumulateGrad nodes."
     for k, (a, b) in enumerate(zip(names, want)):
@@ -62,6 +64,12 @@ def _walk_difference(got, expected, want):
     if len(names) != len(want):
         return f"your list has {len(names)} nodes, expected {len(want)}. Hint: skip the None edges."
     return None
+
+
+def _counted(nodes, names):
+    """'2 MulBackward0 nodes and 2 AccumulateGrad nodes': how many of `nodes` bear each name."""
+    every = [n.name() for n in nodes]
+    return " and ".join(f"{every.count(name)} {name} nodes" for name in dict.fromkeys(names))
 
 
 @checker("1.4", "a queue of nodes to visit and a set of nodes seen")

@@ -76,16 +76,21 @@ def twin_models(vocab, seed=0, hidden=HIDDEN, scale=1.0):
 
 
 class _Recorder:
-    """Wraps a model and counts the calls made while gradient recording was on."""
+    """Wraps a model and counts its calls, those made while gradient recording was on, and
+    those given a state that still had its graph; notes each call's (input length, whether a
+    state was given)."""
 
     def __init__(self, model, lib):
         self.model, self.lib = model, lib
-        self.calls = self.recording = 0
+        self.calls = self.recording = self.linked = 0
+        self.inputs: list[tuple[int, bool]] = []
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, x, state=None):
         self.calls += 1
         self.recording += bool(self.lib.is_grad_enabled())
-        return self.model(*args, **kwargs)
+        self.linked += any(getattr(s, "grad_fn", None) is not None for s in state or ())
+        self.inputs.append((len(x), state is not None))
+        return self.model(x, state)
 
     forward = __call__
 
@@ -147,6 +152,10 @@ def _check_one_layout(make_chunks, ids, batch, seq):
                 f"the targets of chunk {k} equal its inputs; the target of each character is the character after it (the inputs shifted by one)."
             )
         for name, g, e in (("inputs", x, ex), ("targets", y, ey)):
+            if not np.array_equal(g, e) and np.all(np.diff(g, axis=1) == 1):
+                raise Feedback(
+                    f"the {name} of chunk {k} run the text along the rows {case}: time 0 holds positions {g[0].tolist()}, consecutive characters side by side, so the characters of a column are {batch} positions apart (the text laid out in rows of batch_size). Each column must be one stream, a stretch of n = {(len(ids) - 1) // batch} consecutive characters: cut the text into batch_size streams and set them side by side, one per column."
+                )
             if not np.array_equal(g, e):
                 t, b = (int(i) for i in np.argwhere(g != e)[0])
                 raise Feedback(
@@ -239,6 +248,10 @@ def _unpack(result):
             f"train_chunk should return (loss as a number, (h, c)); got {type(result).__name__}.",
             hint=True,
         ) from None
+    if hasattr(loss, "grad_fn") and loss.grad_fn is None:
+        raise Feedback(
+            "train_chunk returns the loss as a tensor without a graph (detached): it keeps no graph alive, but the exercise asks for a number: return it as a Python number (its item())."
+        )
     if hasattr(loss, "grad_fn"):
         raise Feedback(
             "train_chunk returns the loss as a tensor: return it as a Python number (its item()). A loss tensor that the training loop keeps, in its list of losses, keeps the chunk's whole graph and its saved tensors alive"
@@ -320,14 +333,23 @@ def check_sample(sample, chars):
     ours, theirs = twin_models(len(chars), seed=5, scale=3.0)
     prefix = "".join(c for c in "the " if c in chars) or chars[0]
     recorder = _Recorder(ours, ma)
+    reread = None  # the inputs of a case whose calls read more than the new character
     for temperature, seed, length in SAMPLE_CASES:
+        start = len(recorder.inputs)
         got = call(sample, ma, recorder, prefix, length, temperature, seed, explain=_sample_error)
         want = capstone.sample(ma, ours, prefix, length, temperature, seed, chars=chars)
         _compare_text(got, want, prefix, length, temperature, seed, ours, chars)
-    if recorder.recording:
+        inputs = recorder.inputs[start:]
+        if reread is None and any(n > 1 for n, _ in inputs[1:]):
+            reread = inputs
+    if reread:
+        lengths = [n for n, _ in reread]
+        zero = "" if any(given for _, given in reread[1:]) else ", each from a zero state"
         raise Feedback(
-            f"the text is right, but {recorder.recording} of the model's {recorder.calls} calls recorded a graph: generate inside `with lib.no_grad():`, or every character's graph stays linked to the previous ones through the state."
+            f"the text is right, but your sample runs the model on the whole text so far for every new character (inputs of {lengths[0]}, {lengths[1]}, ... {lengths[-1]} characters{zero}): the work grows with the square of the text's length. The state already holds all it has read: carry the state each call returns into the next, and feed only the new character."
         )
+    if recorder.recording:
+        raise Feedback(f"the text is right, but {_recorded(recorder)}")
     for temperature, seed, length in SAMPLE_CASES:
         got = call(sample, torch, theirs, prefix, length, temperature, seed)
         want = capstone.sample(ma, ours, prefix, length, temperature, seed, chars=chars)
@@ -336,6 +358,14 @@ def check_sample(sample, chars):
                 f"with lib=torch (same weights) the sample is {got!r}, with mini_autograd {want!r}: use `lib.` everywhere, and .numpy() to read the scores."
             )
     return f"greedy and seeded samples equal the reference's, with mini_autograd and with PyTorch ({len(SAMPLE_CASES)} settings), and nothing was recorded."
+
+
+def _recorded(recorder):
+    """Words for a sample whose model calls recorded graphs, linked by the state or not."""
+    calls = f"{recorder.recording} of the model's {recorder.calls} calls recorded a graph"
+    if recorder.linked:
+        return f"{calls}, and the state carried from call to call kept its graph, so every character's graph stays linked to the previous ones: generate inside `with lib.no_grad():`."
+    return f"{calls}: detaching the state keeps the graphs apart, but each call still records one and saves its tensors for a backward that never comes. Sampling needs no gradients: generate inside `with lib.no_grad():`."
 
 
 def _sample_error(error):

@@ -50,6 +50,20 @@ def walk_without_seen(start_nodes):
     return order
 
 
+def walk_by_name(start_nodes):
+    """Nodes told apart by name: the second of two MulBackward0 nodes is taken for the first."""
+    order = [n for n in start_nodes if n is not None]
+    seen = {n.name() for n in order}
+    queue = deque(order)
+    while queue:
+        for child, _ in queue.popleft().next_functions:
+            if child is not None and child.name() not in seen:
+                seen.add(child.name())
+                order.append(child)
+                queue.append(child)
+    return order
+
+
 # --- the tests ---------------------------------------------------------------------------------
 
 CHECKS = {
@@ -101,11 +115,17 @@ def test_stub_says_not_done_yet_once(capsys, exercise_id):
             ["MulBackward0 is listed twice", "set of the nodes already seen"],
         ),
         (checks_01.check_walk, lambda start: start, ["missing from your list"]),
+        (
+            checks_01.check_walk,
+            walk_by_name,
+            ["MulBackward0", "distinct nodes can share a name", "2 MulBackward0 nodes", "identity"],
+        ),
     ],
     ids=[
         "walk-depth-first",
         "walk-duplicates",
         "walk-start-only",
+        "walk-by-name",
     ],
 )
 def test_plausible_mistake_is_explained_in_one_line(capsys, check, answer, expected):

@@ -53,6 +53,18 @@ def streams(ids, batch_size):
     return np.concatenate([x for x, _ in rows]), np.concatenate([y for _, y in rows])
 
 
+def chunks_along_rows(ids, batch_size, seq_len):
+    """The text laid out in rows of batch_size characters: each column reads every
+    batch_size-th character instead of one stream."""
+    n = (len(ids) - 1) // batch_size
+    inputs = ids[: batch_size * n].reshape(-1, batch_size)
+    targets = ids[1 : batch_size * n + 1].reshape(-1, batch_size)
+    return [
+        (inputs[k : k + seq_len], targets[k : k + seq_len])
+        for k in range(0, n - seq_len + 1, seq_len)
+    ]
+
+
 def chunks_keep_last(ids, batch_size, seq_len):
     inputs, targets = streams(ids, batch_size)
     n = len(inputs)
@@ -80,6 +92,7 @@ def test_chunks_accepts_the_solution(one_line):
         (chunks_targets_equal_inputs, "targets of chunk 0 equal its inputs"),
         (chunks_batch_first, "time first, then batch"),
         (chunks_consecutive, "must continue, chunk after chunk"),
+        (chunks_along_rows, "run the text along the rows"),
         (chunks_keep_last, "fewer than seq_len=5"),
         (chunks_range_one_too_far, "a last chunk that would be short is dropped"),
     ],
@@ -87,6 +100,7 @@ def test_chunks_accepts_the_solution(one_line):
         "targets-not-shifted",
         "batch-first",
         "consecutive-pieces",
+        "along-rows",
         "incomplete-chunk",
         "range-one-too-far",
     ],
@@ -158,6 +172,13 @@ train_late_zero_grad = functools.partial(train_variant, steps="bzs")
 train_zero_grad_after_step = functools.partial(train_variant, steps="bsz")
 train_detach_incoming = functools.partial(train_variant, carried="graph", detach_incoming=True)
 train_tensor_loss = functools.partial(train_variant, loss_item=False)
+
+
+def train_detached_loss(lib, model, optimizer, x, y, state):
+    loss, state = train_variant(lib, model, optimizer, x, y, state, loss_item=False)
+    return loss.detach(), state
+
+
 train_detached_but_retained = functools.partial(train_variant, retain=True)
 train_data_state = functools.partial(train_variant, carried="data")
 train_ma_not_lib = functools.partial(train_variant, target_lib=ma)
@@ -196,6 +217,7 @@ def test_train_chunk_accepts_the_solution(one_line):
         (train_zero_state, "is all zeros"),
         (train_ignores_state, "pass the state you were given"),
         (train_tensor_loss, "return it as a Python number"),
+        (train_detached_loss, "it keeps no graph alive, but the exercise asks for a number"),
         (train_detached_but_retained, "the losses are right, but a backward keeps its graph"),
     ],
     ids=[
@@ -208,6 +230,7 @@ def test_train_chunk_accepts_the_solution(one_line):
         "zero-state",
         "ignores-state",
         "tensor-loss",
+        "detached-loss",
         "detached-but-retained",
     ],
 )
@@ -242,6 +265,7 @@ def sample(
     first=-1,
     detach=True,
     shift=True,
+    detach_state=False,
 ):
     rng = np.random.default_rng(seed)
     generated = []
@@ -256,12 +280,35 @@ def sample(
                 p = np.exp((scores - (scores.max() if shift else 0)) / temperature)
                 next_id = int(rng.choice(V, p=p / p.sum()))
             generated.append(next_id)
+            if detach_state:
+                state = tuple(s.detach() for s in state)
             logits, state = model(one_hot(lib, np.array([[next_id]])), state if carry else None)
     return prefix + decode(generated)
 
 
 def sample_with_graph(lib, model, prefix, length, temperature=1.0, seed=0):
     return sample(lib, model, prefix, length, temperature, seed, grad=True)
+
+
+def sample_with_detached_graphs(lib, model, prefix, length, temperature=1.0, seed=0):
+    return sample(lib, model, prefix, length, temperature, seed, grad=True, detach_state=True)
+
+
+def sample_rereading_the_text(lib, model, prefix, length, temperature=1.0, seed=0):
+    """The model run again on the whole text so far, from a zero state, for each character."""
+    rng = np.random.default_rng(seed)
+    text = prefix
+    with lib.no_grad():
+        for _ in range(length):
+            logits, _ = model(one_hot(lib, encode(text)[:, None]))
+            scores = logits[-1, 0].numpy().astype(np.float64)
+            if temperature == 0:
+                next_id = int(np.argmax(scores))
+            else:
+                p = np.exp((scores - scores.max()) / temperature)
+                next_id = int(rng.choice(V, p=p / p.sum()))
+            text += decode([next_id])
+    return text
 
 
 def sample_reading_a_graph(lib, model, prefix, length, temperature=1.0, seed=0):
@@ -304,7 +351,9 @@ def test_sample_accepts_the_solution(one_line):
 @pytest.mark.parametrize(
     "wrong, words",
     [
-        (sample_with_graph, "with lib.no_grad()"),
+        (sample_with_graph, "every character's graph stays linked to the previous ones"),
+        (sample_with_detached_graphs, "detaching the state keeps the graphs apart, but each call"),
+        (sample_rereading_the_text, "the whole text so far for every new character"),
         (sample_reading_a_graph, "they are part of a graph"),
         (sample_no_carry, "pass the state from each call to the next"),
         (sample_ignores_temperature, "divide the scores by the temperature"),
@@ -315,6 +364,8 @@ def test_sample_accepts_the_solution(one_line):
     ],
     ids=[
         "records-graph",
+        "records-detached-graphs",
+        "rereads-the-text",
         "reads-a-graph",
         "no-carry",
         "no-temperature",
