@@ -352,6 +352,9 @@ TBPTT_VARIANTS = {  # (carry, step) of reference_tbptt: what its losses mean
 }
 
 
+STALE_GRADIENTS = "every backward after the first adds into .grad, which still holds the gradients of the chunks before: nothing resets .grad between chunks (optimizer.zero_grad() before backward, or p.grad = None in a hand-written update)"
+
+
 def _tbptt_case(train_tbptt, series, window, where):
     """Feedback unless the learner's losses on `series` in chunks of `window` are PyTorch's;
     else the notes on the result."""
@@ -363,9 +366,14 @@ def _tbptt_case(train_tbptt, series, window, where):
             return f"{where}: your loop trained the {chunks} chunks the series holds, then started another and raised {type(error).__name__}: each chunk's targets are its inputs shifted by one, so the last chunk needs one value after its inputs; with {len(series)} values there are (len(series) - 1) // window = {chunks} chunks."
         return _tbptt_error(where, error)
 
-    with Spy(watch_graphs=True) as order, _warnings_seen() as caught:
-        args = (ma, make_regressor(ma), series.copy(), window)
-        result = call(train_tbptt, *args, explain=explain)
+    model, stale = make_regressor(ma), []  # stale: at each backward, gradients still in .grad
+
+    def before_backward(roots):
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        stale.append(any(np.any(as_array(g)) for g in grads))
+
+    with Spy(before_backward, watch_graphs=True) as order, _warnings_seen() as caught:
+        result = call(train_tbptt, ma, model, series.copy(), window, explain=explain)
     losses = losses_of(result, chunks, per="chunk")
     problem = first_difference(losses, expected, "chunk", ATOL, RTOL)
     if problem is None and order.retained:
@@ -379,7 +387,10 @@ def _tbptt_case(train_tbptt, series, window, where):
     if problem is None:
         return tensor_note(result) + data_note(order.data_reads)
     mistake = (
-        _target_shape_mistake(caught) or zero_grad_problem(order.events) or no_weight_reached(order)
+        _target_shape_mistake(caught)
+        or zero_grad_problem(order.events)
+        or no_weight_reached(order)
+        or (any(stale) and STALE_GRADIENTS)
     )
     if mistake:
         raise Feedback(f"{where}: {problem}: {mistake}")

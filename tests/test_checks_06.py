@@ -193,6 +193,7 @@ DETACHING = (
     "kept-states",
     "detached-prediction",
     "backward-twice",
+    "by-hand-no-reset",
     "off-by-one",
     "no-step",
     "no-zero-grad",
@@ -231,14 +232,18 @@ def tbptt(lib, model, series, window, lr=0.1, variant="right"):
         if variant == "detached-prediction":
             prediction = prediction.detach().requires_grad_()
         loss = lib.nn.functional.mse_loss(prediction, target)
-        if variant not in ("no-zero-grad", "late-zero-grad"):
+        if variant not in ("no-zero-grad", "late-zero-grad", "by-hand-no-reset"):
             optimizer.zero_grad()
         loss.backward(retain_graph=variant in ("retain", "detach-retain", "backward-twice"))
         if variant == "backward-twice":
             loss.backward()
         if variant == "late-zero-grad":
             optimizer.zero_grad()
-        if variant != "no-step":
+        if variant == "by-hand-no-reset":
+            with lib.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+        elif variant != "no-step":
             optimizer.step()
         losses.append(loss if variant == "tensor-losses" else loss.item())
         if variant == "tensor-total":
@@ -270,6 +275,7 @@ def test_tbptt_accepts_the_solution(one_line):
         ("flat-target", "mse_loss broadcasts a target shaped unlike the predictions"),
         ("detached-prediction", "no backward reaches the model's parameters"),
         ("backward-twice", "loss.backward() runs twice before one optimizer.step()"),
+        ("by-hand-no-reset", "nothing resets .grad between chunks"),
     ],
 )
 def test_tbptt_explains_mistakes(one_line, variant, expected):
