@@ -33,9 +33,11 @@ _erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf: math.erf, element by e
 
 
 def _sigmoid(x):
-    # Written with exp of a non-positive number only, so it never overflows.
+    # Written with exp of a non-positive number only, so it never overflows: 1 / (1 + e) where
+    # x >= 0, e / (1 + e) elsewhere (one division, of the numerator picked first).
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    numerator = np.where(x >= 0, 1, e)
+    return np.divide(numerator, 1 + e, out=numerator).astype(x.dtype, copy=False)
 
 
 # name: (numpy's function of the values, the gradient for self, what it computes)
