@@ -436,13 +436,15 @@ def where_arrays(condition, input, other):
         and condition.flags.c_contiguous
     ):
         return np.where(condition, input, other)
-    mask = condition.astype(_UNSIGNED[values.itemsize])  # 1 where true, else 0
+    result = np.empty_like(values)
+    mask = result.view(_UNSIGNED[values.itemsize])  # the result's bits, as an integer array
+    np.copyto(mask, condition)  # 1 where true, else 0
     if zero_first:
         np.subtract(mask, 1, out=mask)  # all bits set where false: keep `other` there
     else:
         np.negative(mask, out=mask)  # all bits set where true: keep `input` there
     np.bitwise_and(mask, values.view(mask.dtype), out=mask)
-    return mask.view(values.dtype)
+    return result
 
 
 ARRAYS["where"], TENSORS["where"] = where_arrays, where
