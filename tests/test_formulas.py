@@ -85,3 +85,30 @@ def test_a_unary_line_is_a_whole_operation(name):
     getattr(y, f"{name}_")()
     assert y.grad_fn.name() == node.__name__
     assert name in ma.ops.__all__ and f"{name}_" in ma.ops.__all__ or name == "sign"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x.relu(),
+        lambda x: x.clamp(min=0.1),
+        lambda x: x.clamp(max=0.1),
+        lambda x: x.masked_fill(x > 0.5, 2.0),
+    ],
+)
+def test_large_selections_by_a_bit_mask_match_torch_bit_for_bit(op, dtype):
+    """where(cond, 0, grad) on a large array is computed with a bit mask (derivatives.where_arrays):
+    the gradients, nan, inf and -0.0 included, are torch's to the bit."""
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((64, 128)).astype(dtype)
+    grad = rng.standard_normal((64, 128)).astype(dtype)
+    grad.flat[::7], grad.flat[::11], grad.flat[::13] = np.nan, -np.inf, -0.0
+    values.flat[::17] = np.nan
+    grads = []
+    for lib in (ma, torch):
+        x = lib.tensor(values, requires_grad=True)
+        op(x).backward(lib.tensor(grad))
+        grads.append(x.grad.numpy())
+    assert grads[0].dtype == grads[1].dtype
+    np.testing.assert_array_equal(grads[0].view(np.uint8), grads[1].view(np.uint8))

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd.optim import adadelta, adagrad, adam, rmsprop
+from mini_autograd.optim import _pointwise, adadelta, adagrad, adam, rmsprop
 from tests.parity_helpers import error_of
 
 LIBS = (torch, ma)
@@ -141,6 +141,17 @@ def test_float32_steps_are_torchs_to_the_bit_given_torchs_sqrt(name, options, mo
     (mine, _), (theirs, _) = (train(lib, name, options) for lib in (ma, torch))
     for m, t in zip(mine, theirs):
         np.testing.assert_array_equal(m.detach().numpy(), t.detach().numpy())
+
+
+@pytest.mark.parametrize(("name", "options"), CASES, ids=CASE_IDS)
+def test_steps_taken_block_by_block_give_the_same_bits(name, options, monkeypatch):
+    """A large float32 parameter is updated in blocks of _pointwise.BLOCK elements (a small
+    float64 scratch): with blocks of 8 elements here, the same bits as in one piece."""
+    whole, _ = train(ma, name, options)
+    monkeypatch.setattr(_pointwise, "BLOCK", 8)
+    blocks, _ = train(ma, name, options)
+    for w, b in zip(whole, blocks):
+        np.testing.assert_array_equal(w.detach().numpy(), b.detach().numpy())
 
 
 def test_steps_change_the_parameters_in_place():

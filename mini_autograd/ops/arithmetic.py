@@ -157,9 +157,10 @@ def mul(self, other):
 
 
 @np.errstate(divide="ignore", invalid="ignore")
-def true_divide(a, b):
-    """a / b for arrays, without numpy's warnings for x / 0 (PyTorch gives inf or nan silently)."""
-    return np.true_divide(a, b)
+def true_divide(a, b, **out):
+    """a / b for arrays, without numpy's warnings for x / 0 (PyTorch gives inf or nan silently);
+    `out` as numpy's (out=, casting=)."""
+    return np.true_divide(a, b, **out)
 
 
 def div(self, other):

@@ -291,8 +291,8 @@ def _binary_inplace(self, other, recorded_op, numpy_op, alpha=1, true_division=F
     _check_fits(self, other)
     if not (GradMode.enabled and (self.requires_grad or other.requires_grad)):
         values = other._data.astype(dtype, copy=False)
-        result = numpy_op(self._data, values if alpha == 1 else alpha * values)
-        np.copyto(self._data, result, casting="same_kind")
+        values = values if alpha == 1 else alpha * values
+        numpy_op(self._data, values, out=self._data, casting="same_kind")  # no result copied
         self._bump_version()
         return self
     source = self
