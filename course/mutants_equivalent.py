@@ -19,6 +19,9 @@ EQUIVALENT: list[tuple[str, str, str]] = [
      "the version counter is a one-element list: [-1] is the same element as [0]"),
     ("2.8", "`variable.grad._version_counter[0] += 1` at `0`: constant - 1",
      "the version counter is a one-element list: [-1] is the same element as [0]"),
+    ("3.3", "`self.grad_fn = None if is_output else tensor.grad_fn` at `None`: None made 0",
+     "for the node's own output, unpack uses the node it is given, never the stored grad_fn; any "
+     "value that is not the node (which would make a cycle) serves"),
     ("2.8", "`variable.grad = _record(CopyBackwards, grad._data.copy(), [N` at `None`: None made 0",
      "like None, the number 0 is not a tensor: both get the edge (None, 0) and need no gradient"),
     *(

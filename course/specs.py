@@ -86,6 +86,8 @@ def numbers_as_inputs(lib, see):
     y.backward()
     see("x.grad", x.grad)
     see("x.grad's dtype (a number must not change it)", str(x.grad.dtype).replace("torch.", ""))
+    for label, y in [("x * 4", x * 4), ("x * 2.5", x * 2.5)]:
+        see(f"({label}).grad_fn._saved_other, a wrapped number", y.grad_fn._saved_other)
 
 
 def detach_shares_memory(lib, see):
@@ -422,6 +424,21 @@ def version_errors(lib, see):
     with lib.no_grad():
         x3.detach()  # no change: no error
     see.error("backward with nothing changed", lambda: ok.backward())
+
+
+def second_derivative_through_detaching_hooks(lib, see):
+    """a second derivative through hooks that keep detached copies"""
+    x = leaf(lib, [1.0, 2.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        y = x.exp()
+        total = (y + x * x + (x * 3).tanh()).sum()
+    result = y.grad_fn._saved_result
+    see("y.grad_fn._saved_result: requires_grad", result.requires_grad)
+    see("y.grad_fn._saved_result: its grad_fn is y's node", result.grad_fn is y.grad_fn)
+    (g,) = lib.autograd.grad(total, x, create_graph=True)
+    see("the gradient, with its graph", g)
+    g.sum().backward()
+    see("x.grad: the second derivative", x.grad)
 
 
 def pack_hooks(lib, see):
@@ -1458,9 +1475,10 @@ TASKS = [
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, numbers_are_not_packed, pack_runs_outside_the_graph, a_saved_tensor_keeps_no_node],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, numbers_are_not_packed, pack_runs_outside_the_graph, a_saved_tensor_keeps_no_node, second_derivative_through_detaching_hooks],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
-         advice={"saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
+         advice={"second_derivative_through_detaching_hooks": "A pack hook may keep a detached copy, so what it keeps says nothing about the graph: remember, when saving, whether the tensor requires grad, its grad_fn and a leaf's accumulator, for the value read back through the unpack hook.",
+                 "saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
                  "saved_output_shares_memory": "A node's own output is kept as that output's memory, not a copy of it: a change through .data (which no version counter sees) shows in the gradient, as in PyTorch, and a copy would double the memory the graph holds.",
                  "hooks_as_a_block": "Leaving the block takes its pair of hooks off again: only what is saved inside the block is packed, and an error raised inside goes on up.",
                  "in_place_on_a_copy": "Stamp the version the tensor has now, when it is saved: a change made before saving is not an error.",
@@ -1474,9 +1492,10 @@ TASKS = [
          advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions. After an in-place operation the node that made the tensor is that operation's own node, which must become the tensor's grad_fn; the check names it for an input, and the saving node for the node's own output.",
                  "in_place_on_a_constant": "A recorded in-place operation makes the tensor what its result would be: its grad_fn is the operation's node and it requires grad, even when it did not before.",
                  "in_place_under_no_grad": "Under no_grad an in-place operation records nothing, and the tensor keeps the history it had: only a recorded operation gives it a new grad_fn."}),
-    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle, saved_result_read_back_shares_memory],
+    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle, saved_result_read_back_shares_memory, second_derivative_through_detaching_hooks],
          hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one; a node's own output comes back as a tensor whose grad_fn is that node, since the node kept only its memory",
-         advice={"saved_result_read_back_shares_memory": "A node's own output, read back, wraps the memory the node kept, not a copy of it: it is the output's memory, as in PyTorch.",
+         advice={"second_derivative_through_detaching_hooks": "What the unpack hook gives back takes the saved tensor's place in the graph, as in PyTorch: a tensor of its data with the saved tensor's grad_fn (the node itself for its own output) or, for a leaf, its accumulator. Returned as it is, a detached copy cuts the second derivative off from the leaves.",
+                 "saved_result_read_back_shares_memory": "A node's own output, read back, wraps the memory the node kept, not a copy of it: it is the output's memory, as in PyTorch.",
                  "saved_output_without_a_cycle": "A node's own output was kept without the node (it would be a cycle): reading it back makes a tensor of that memory whose grad_fn is the node unpack is given, requiring grad and sharing the saved version counter.",
                  "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs, starting_gradient_in_the_graph],

@@ -523,14 +523,16 @@ def _requires(value):
     return isinstance(value, Tensor) and value.requires_grad
 
 
-def _array(value):
-    return value._data if isinstance(value, Tensor) else value
+def _array(value):  # a wrapped number counts as the Python number it was, as in PyTorch
+    if not isinstance(value, Tensor):
+        return value
+    return value._data.item() if value._is_wrapped_number else value._data
 
 
-def _as_tensor(value, dtype):
+def _as_tensor(value):
     if isinstance(value, Tensor):
         return value
-    number = Tensor(np.asarray(value, dtype))
+    number = Tensor(np.asarray(value))  # an int is int64, a float float64, as in PyTorch
     number._is_wrapped_number = True  # PyTorch's name: a hook never packs a wrapped number
     return number
 

@@ -309,6 +309,24 @@ def test_leaves_ready_together_run_in_torchs_heap_order(n):
     same_on_both(program)
 
 
+def test_no_gradient_for_an_edge_that_leads_to_no_input():
+    """Under autograd.grad (and backward(inputs=...)) a node computes no gradient for an edge that
+    leads to none of the inputs: its post-hook sees None there, as in PyTorch."""
+
+    def program(lib):
+        x, w = f64(lib, [1.0, 2.0], True), f64(lib, [3.0, 4.0], True)
+        seen = []
+        y = (x * w).exp()
+        for node in (y.grad_fn, y.grad_fn.next_functions[0][0]):
+            node.register_hook(lambda gi, go: seen.append([plain(g) for g in gi]))
+        lib.autograd.grad(y.sum(), x, retain_graph=True)
+        y.sum().backward(inputs=[w], retain_graph=True)
+        lib.autograd.grad(y.sum(), [x, w])
+        return seen, plain([x.grad, w.grad])
+
+    same_on_both(program)
+
+
 def test_hook_removal_and_none_return():
     def program(lib):
         x = f64(lib, [1.0, 2.0], True)

@@ -6,7 +6,7 @@
 3. After a node runs, its saved tensors are released unless retain_graph=True.
 
 backward() and autograd.grad() check their arguments first (backward_calls.py); where the call
-stops, for given inputs, is in graph_targets.py, and the hooks it runs in hooks.py.
+stops, for given inputs, is in graph_targets.py, its queue in ready_queue.py, its hooks in hooks.py.
 """
 
 import concurrent.futures
@@ -16,8 +16,9 @@ import itertools
 from . import events
 from .arrays import post_hooks, pre_hooks, run
 from .grad_mode import GradMode
-from .graph_targets import Captures, nodes_leading_to
+from .graph_targets import Captures, leading_only, nodes_leading_to
 from .node import gradient_edge
+from .ready_queue import Ready
 
 
 class BackwardCall:
@@ -26,8 +27,7 @@ class BackwardCall:
     __slots__ = ("number", "api", "graph", "__weakref__")
 
     def __init__(self, number, api):
-        self.number = number
-        self.api = api
+        self.number, self.api = number, api
         self.graph = None  # while it runs: (dependencies, root edges, wanted nodes or None)
 
     def __repr__(self):
@@ -68,7 +68,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
         _add_to_buffer(buffers, node, nr, g if create_graph or g is None else g._data)
     for node in buffers:
         if dependencies.get(node, 0) == 0 and (wanted is None or node in wanted):
-            heapq.heappush(ready, _Ready(node))
+            heapq.heappush(ready, Ready(node))
 
     previous_mode = _start(call, root_edges, create_graph)
     try:
@@ -85,6 +85,8 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                 outputs = node.apply(*grads)  # (the common case of arrays.run, without a call)
             else:
                 outputs = run(node, grads) if apply_node is None else apply_node(node, grads)
+            if wanted is not None:  # as in PyTorch, no gradient for an edge that leads to no target
+                outputs = leading_only(node, outputs, wanted)
             if node._hooks:
                 outputs = post_hooks(node, outputs, grads)
             if not retain_graph and node._saved is not None:
@@ -97,29 +99,14 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
-                    heapq.heappush(ready, _Ready(next_node))
+                    heapq.heappush(ready, Ready(next_node))
     finally:
         _finish(call, previous_mode)
     return [] if captures is None else captures.results()
 
 
-class _Ready:
-    """A node in the ready queue, ordered by its sequence number alone, newest first, as in
-    PyTorch's: nodes with the same number (AccumulateGrad) come out in the heap's own order,
-    which is that of PyTorch's std::priority_queue (heapq sifts the same way)."""
-
-    __slots__ = ("key", "node")
-
-    def __init__(self, node):
-        self.key, self.node = -node._sequence_nr_, node
-
-    def __lt__(self, other):
-        return self.key < other.key
-
-
 def _start(call, root_edges, create_graph):
-    """While a call runs, grad mode is create_graph (backward's own operations are recorded only
-    then) and the call is the current one; observers hear of it. Returns the grad mode before."""
+    """While a call runs, grad mode is create_graph and the call is current; returns the mode before."""
     previous_mode, GradMode.enabled = GradMode.enabled, create_graph
     _running.append(call)
     for observer in events.backward_started:
@@ -166,8 +153,7 @@ def _add_to_buffer(buffers, node, nr, g):
 
 
 def _nothing_to_compute(node, grads):
-    """True when no gradient reached a built-in node: its backward would give None everywhere.
-    (PyTorch still runs a custom Function's backward then, and an Error node.)"""
+    """True when no gradient reached a built-in node (PyTorch runs a custom Function's anyway)."""
     return not node.runs_without_gradients and all(g is None for g in grads)
 
 

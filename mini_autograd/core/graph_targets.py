@@ -32,6 +32,12 @@ def nodes_leading_to(root_edges, targets):
     return leads
 
 
+def leading_only(node, outputs, wanted):
+    """`node`'s gradients, None for each edge whose node leads to no target (not in `wanted`)."""
+    pairs = zip(node.next_functions, outputs)
+    return tuple(g if next_node in wanted else None for (next_node, _), g in pairs)
+
+
 class Captures:
     """autograd.grad's targets: where each one's gradient arrives, and the gradients found there."""
 

@@ -79,9 +79,10 @@ track.check("1.1")
 # * the node: one edge per input, the operation's settings set on it as attributes
 #   (`_shapes`, `_saved_dim`, ...), and what it keeps for backward: `saved` pairs a name with a
 #   value, or with `None` when it need not be kept. Keep a value as a `SavedTensor` (chapter 03)
-#   in `node._saved`. A Python number is kept as a tensor (`_as_tensor`) with the dtype of the
-#   result: PyTorch keeps it as a "wrapped number", which never changes the dtype of what it
-#   is multiplied with, and numpy would turn a float32 gradient into float64.
+#   in `node._saved`. A Python number is kept as a tensor of its own (`_as_tensor`), as PyTorch
+#   keeps a "wrapped number": an int becomes int64, a float float64 (look at `_saved_other` of
+#   `x * 4` in PyTorch), and in arithmetic it acts as the Python number it was, so it never turns
+#   a float32 gradient into float64.
 # * the result: a tensor that points back at its node. When `saved_result` is true the node also
 #   keeps its own output, under the name `"result"`, marked as an output (`is_output=True`).
 #

@@ -71,10 +71,12 @@ track.check("3.2")
 # the graph, and its `unpack` is remembered to read it back. One exception: a Python number
 # (the `2` of `x * 2`) is saved as a tensor the operation made for it, marked
 # `_is_wrapped_number`, and PyTorch never packs that one: a hook sees only the program's own
-# tensors. Write `saved_tensors_hooks` too: it
+# tensors. A pack hook may keep anything, a detached copy or a float16 one, so the graph cannot
+# be read from what it keeps: remember where the tensor stood in the graph (whether it requires
+# grad, its `grad_fn`, a leaf's accumulator) for exercise 4.1. Write `saved_tensors_hooks` too: it
 # keeps its pair and puts it on `_hook_stack` for the duration of its block. The names the rest
 # of the engine reads: `value`, `version`, `version_counter`, `unpack_hook`, `freed`,
-# `is_output`.
+# `is_output`, `requires_grad`, `grad_fn`, `accumulator`.
 #
 # <details><summary>A worked example</summary>
 #

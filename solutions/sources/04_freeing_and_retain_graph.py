@@ -50,8 +50,10 @@ from mini_autograd.instruments.viz import draw_graph, side_by_side
 # that nothing holds that memory any more, and remembers that it was freed. (Marking it freed
 # without letting go of the value is the classic mistake: the error appears, the memory stays.)
 # Then the reading side, `SavedTensor.unpack(node)`: a freed value raises PyTorch's error, to the
-# letter (`FREED_MESSAGE` in your file); a value a pack hook made goes through its unpack hook;
-# a plain tensor is checked with your `check_version` first. A node's own output was kept
+# letter (`FREED_MESSAGE` in your file); a value a pack hook made goes through its unpack hook,
+# and what that gives back takes the saved tensor's place in the graph, as in PyTorch (with a
+# hook that stores a detached copy, a second derivative must still reach the leaves); a plain
+# tensor is checked with your `check_version` first. A node's own output was kept
 # without the node (exercise 3.3): it comes back as a tensor of that memory whose `grad_fn` is
 # the node, as PyTorch's `_saved_result` does. And `Node.saved(name)`, which a formula calls:
 # the unpacked value, or `None` for a value the node did not keep. The check draws

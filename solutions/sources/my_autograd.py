@@ -245,7 +245,7 @@ def _record(node_class, data, inputs, saved=(), saved_result=False, **attributes
         setattr(node, name, value)
     for name, value in saved:
         if value is not None:
-            node._saved[name] = SavedTensor(_as_tensor(value, data.dtype), node)
+            node._saved[name] = SavedTensor(_as_tensor(value), node)
     result = Tensor(data, requires_grad=True, grad_fn=node)
     if saved_result:
         node._saved["result"] = SavedTensor(result, node, is_output=True)
@@ -563,6 +563,8 @@ class SavedTensor:
         self.version_counter = tensor._version_counter
         self.unpack_hook = None
         self.value = Tensor(tensor._data) if is_output else tensor  # the output holds this node
+        self.requires_grad, self.accumulator = tensor.requires_grad, tensor._accumulator
+        self.grad_fn = None if is_output else tensor.grad_fn  # where a hooked value joins the graph
         if _hook_stack and not tensor._is_wrapped_number:
             pack, self.unpack_hook = _hook_stack[-1]
             with no_grad():
@@ -625,8 +627,11 @@ def unpack(self, node):
     ### BEGIN SOLUTION 4.1: reading a saved tensor back
     if self.freed:
         raise RuntimeError(FREED_MESSAGE)
-    if self.unpack_hook is not None:
-        return self.unpack_hook(self.value)
+    if self.unpack_hook is not None:  # what unpack gives back takes the tensor's place in the graph
+        data = self.unpack_hook(self.value)._data
+        output = Tensor(data, self.requires_grad, node if self.is_output else self.grad_fn)
+        output._accumulator = self.accumulator
+        return output
     self.check_version(node)
     if not self.is_output:
         return self.value
@@ -844,14 +849,16 @@ def _requires(value):
     return isinstance(value, Tensor) and value.requires_grad
 
 
-def _array(value):
-    return value._data if isinstance(value, Tensor) else value
+def _array(value):  # a wrapped number counts as the Python number it was, as in PyTorch
+    if not isinstance(value, Tensor):
+        return value
+    return value._data.item() if value._is_wrapped_number else value._data
 
 
-def _as_tensor(value, dtype):
+def _as_tensor(value):
     if isinstance(value, Tensor):
         return value
-    number = Tensor(np.asarray(value, dtype))
+    number = Tensor(np.asarray(value))  # an int is int64, a float float64, as in PyTorch
     number._is_wrapped_number = True  # PyTorch's name: a hook never packs a wrapped number
     return number
 
