@@ -1147,10 +1147,12 @@ def grad_mode_in_backward(lib, see):
     a = leaf(lib, ROW)
     (a * a).sum().backward(retain_graph=False, create_graph=False)
     see("grad mode after all that", lib.is_grad_enabled())
-    loss = (a * a).sum()
+    loss, loss2 = (a * a).sum(), (a * a).sum()
     with lib.no_grad():
         loss.backward()
         see("grad mode after a backward called inside no_grad", lib.is_grad_enabled())
+        loss2.backward(create_graph=True)
+        see("grad mode after backward(create_graph=True) inside no_grad", lib.is_grad_enabled())
 
 
 def roots_given_twice(lib, see):
@@ -1423,26 +1425,166 @@ def starting_gradients(lib, see):
               lambda: c.backward(lib.tensor([1.0, 2.0])))  # fmt: skip
 
 
+# --- Programs for wrong answers a learner-tester found passing every check (issue h83) ---------
+
+
+def a_used_leaf_is_freed(lib, see):
+    """a leaf used in a graph is freed once the program drops it"""
+    x = leaf(lib)
+    (x * 2).sum().backward()
+    alive = weakref.ref(x)
+    del x
+    gc.collect()
+    see("a leaf, used in a backward and then deleted, is freed", alive() is None)
+
+
+def input_nr_after_in_place(lib, see):
+    """y = x * 2; y.add_(1); y * 3: the edge of a tensor changed in place"""
+    y = leaf(lib) * 2
+    y.add_(1)
+    z = y * 3
+    see("the input_nr of each edge of y * 3", str([nr for _, nr in z.grad_fn.next_functions]))
+
+
+def detach_is_a_new_leaf(lib, see):
+    """x.detach() after a backward: a new leaf, with no .grad and an accumulator of its own"""
+    x = leaf(lib, [1.0, 2.0])
+    (x * 2).sum().backward()
+    d = x.detach()
+    see("x.detach().grad is None, x.grad being set", d.grad is None)
+    d.requires_grad = True
+    (d * 5).sum().backward()
+    see("d.grad after (d * 5).sum().backward(), d = x.detach() made to require grad", d.grad)
+    see("x.grad after that", x.grad)
+
+
+def decorated_function_with_keywords(lib, see):
+    """a function decorated with no_grad, called with a keyword argument"""
+    x = leaf(lib)
+
+    @lib.no_grad()
+    def scaled(t, scale=1.0):
+        return t * scale
+
+    see("scaled(x, scale=2.0), decorated with no_grad", scaled(x, scale=2.0))
+
+
+def needs_input_grad_reads_no_saved_tensor(lib, see):
+    """under saved_tensors_hooks, backward of x * w unpacks each saved tensor once"""
+    x, w, unpacked = leaf(lib, ROW), leaf(lib, ROW), []
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        y = (x * w).sum()
+    y.backward()
+    see("how many times unpack ran during backward of (x * w).sum()", len(unpacked))
+
+
+def post_hook_sees_the_hooked_gradient(lib, see):
+    """a node's post-hook is given the gradient its tensor's hook and its pre-hook made"""
+    x, seen = leaf(lib, [1.0, 2.0]), []
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 3,))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_outputs))
+    y.sum().backward()
+    see("the grad_outputs the post-hook of y = x * 2 saw", seen[0])
+
+
+def post_hook_reads_saved_tensors(lib, see):
+    """a node's post-hook runs before the node's saved tensors are freed"""
+    x, w, read = leaf(lib, [1.0, 2.0]), leaf(lib, [3.0, 4.0]), []
+    y = x * w
+    y.grad_fn.register_hook(lambda grad_inputs, _: read.append(y.grad_fn._saved_self))
+    y.sum().backward()
+    see("y.grad_fn._saved_self, read by its post-hook during backward", read[0])
+
+
+def a_node_given_none_is_freed(lib, see):
+    """a node that received only None is still freed by backward"""
+    x = leaf(lib, [1.0, 2.0])
+    y = x.exp()
+    z = y * 2
+    z.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (None, None))
+    z.sum().backward()
+    see.error("reading y.grad_fn._saved_result, y's node given only None",
+              lambda: y.grad_fn._saved_result)  # fmt: skip
+
+
+def create_graph_accumulates_into_a_new_tensor(lib, see):
+    """two backward(create_graph=True) calls whose gradients need no grad: .grad is a new tensor"""
+    x = leaf(lib, [1.0, 2.0])
+    (x * 2).sum().backward(create_graph=True)
+    first = x.grad
+    (x * 3).sum().backward(create_graph=True)
+    see("x.grad is still the first .grad", x.grad is first)
+    see("the first .grad after the second backward", first)
+    see("x.grad", x.grad)
+
+
+def numbers_keep_the_dtype(lib, see):
+    """x * 2.5 and 3 * x, x float32: a Python number does not change the dtype"""
+    x = leaf(lib)
+    see("x * 2.5", x * 2.5)
+    see("3 * x", 3 * x)
+    (x * 2.5).sum().backward()
+    see("x.grad of (x * 2.5).sum()", x.grad)
+
+
+def freed_before_modified(lib, see):
+    """a saved tensor freed by backward, then changed in place, then read"""
+    x = leaf(lib)
+    a = x * 2
+    b = a * a
+    b.sum().backward()
+    a.add_(1)
+    see.error("reading b.grad_fn._saved_self, freed, then a.add_(1)", lambda: b.grad_fn._saved_self)
+
+
+def unused_input_found_after_the_run(lib, see):
+    """autograd.grad with an unused input raises after running: the graph is freed"""
+    x, z = leaf(lib), leaf(lib)
+    y = x.exp().sum()
+    see.error("grad(y, [x, z]), z unused", lambda: lib.autograd.grad(y, [x, z]))
+    see.error("y.backward() after that", lambda: y.backward())
+
+
+def grad_outputs_of_a_one_element_output(lib, see):
+    """autograd.grad of a one-element output with grad_outputs given"""
+    x = leaf(lib, [1.0, 2.0])
+    (g,) = lib.autograd.grad((x * x).sum(), x, grad_outputs=lib.tensor(3.0))
+    see("grad((x * x).sum(), x, grad_outputs=tensor(3.))", g)
+
+
+def inputs_as_a_generator(lib, see):
+    """autograd.grad with its inputs given as a generator, as model.parameters() is"""
+    x, w = leaf(lib), leaf(lib)
+    see("grad((x * w).sum(), (t for t in [x, w]))",
+        lib.autograd.grad((x * w).sum(), (t for t in [x, w])))  # fmt: skip
+
+
 TASKS = [
-    Task("1.1", "the edge of one input", "gradient_edge", [shared_leaf, numbers_as_inputs, constant_first],
+    Task("1.1", "the edge of one input", "gradient_edge", [shared_leaf, numbers_as_inputs, constant_first, a_used_leaf_is_freed, input_nr_after_in_place],
          hint="a gradient flows to the node that made the tensor, or to a leaf's one accumulator (made on first use and reused); a constant or a number has nowhere to send it",
-),
+         advice={"a_used_leaf_is_freed": "A leaf's accumulator belongs to the leaf, kept on the tensor itself: a table of accumulators outside the tensors (keyed by id, say) keeps every leaf ever used alive, and a new tensor that reuses a freed one's id would find its accumulator.",
+                 "input_nr_after_in_place": "input_nr says which output of the node the tensor is; every node here has one output, so it is always 0, whatever the tensor's version."}),
     Task("1.2", "recording an operation", "_record", [recorded_graph, shared_leaf, numbers_as_inputs, constants_and_no_grad, constant_first, mul_broadcast, version_errors, zero_and_0d_inputs],
          hint="record only when grad mode is on and at least one input (any of them, not only the first) requires grad; the node gets one edge per input, its settings, its saved values (skip the None ones), and the result points back at it; a saved result is the node's own output (is_output), so that its version error names this node",
          advice={name: "Record exactly when grad mode is on and some input, in any position, requires grad." for name in ("constants_and_no_grad", "numbers_as_inputs", "constant_first")}),
-    Task("1.3", "detach", "detach", [detach_shares_memory],
-         hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both"),
-    Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad, enable_grad_as_a_decorator],
+    Task("1.3", "detach", "detach", [detach_shares_memory, detach_is_a_new_leaf],
+         hint="the detached tensor wraps the same numpy array (no copy) and shares the version counter object itself, so that in-place changes through either are seen by both",
+         advice={"detach_is_a_new_leaf": "A detached tensor is a new tensor that shares only the memory and the version counter: it starts with no .grad, no grad_fn and no accumulator of its own. A copy of the whole object would share .grad and the leaf's accumulator, so that a gradient meant for one lands in the other."}),
+    Task("1.6", "no_grad", "_SetGradMode", [grad_mode_nesting, constants_and_no_grad, enable_grad_as_a_decorator, decorated_function_with_keywords],
          hint="on entry remember the mode that was in force and set this block's mode; on exit restore what you remembered (not a fixed value: blocks nest)",
-         advice={"enable_grad_as_a_decorator": "Used as a decorator, each of no_grad and enable_grad runs the function inside a fresh block of its own mode: enable_grad turns recording on, even inside no_grad. The function it returns keeps the decorated one's name and docstring, as functools.wraps makes it.",
+         advice={"decorated_function_with_keywords": "The decorator's function must take and pass on whatever the decorated one takes, keyword arguments as well as positional ones.",
+                 "enable_grad_as_a_decorator": "Used as a decorator, each of no_grad and enable_grad runs the function inside a fresh block of its own mode: enable_grad turns recording on, even inside no_grad. The function it returns keeps the decorated one's name and docstring, as functools.wraps makes it.",
                  "value": "Leaving a block restores the mode that was in force before it, whatever that was, and lets an exception raised inside go on up.",
                  "raised": "Your engine raised where PyTorch did not. If something was None where a tensor was expected, a function decorated with no_grad or enable_grad lost its result: the decorator's function must return what the decorated one returns."}),
     Task("2.1", "undoing broadcasting", "_sum_to", [broadcast_both_ways, mul_broadcast, mul_twice_differentiated],
          hint="broadcasting copied the input along the leading dimensions it lacked and along its dimensions of size 1; the gradient adds those copies up again, then takes the input's own shape",
          advice={"value": "Sum over the dimensions broadcasting added in front, and over those where the input had size 1."}),
-    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_with_constant, mul_twice_differentiated, node_hooks, post_hook_sees_tuples, gradients_under_detaching_hooks],
+    Task("2.2", "the backward formula of *", "needs_input_grad and MulBackward0.apply", [mul_broadcast, broadcast_both_ways, mul_twice_differentiated, mul_with_constant, node_hooks, post_hook_sees_tuples, gradients_under_detaching_hooks, needs_input_grad_reads_no_saved_tensor],
          hint="each input's gradient is g times the other input, summed back to the input's own shape; an input that needs no gradient gets None (its partner was not even saved)",
-         advice={"post_hook_sees_tuples": "A node's apply returns its gradients as a tuple, one per input, even when a list would do: the engine hands that very object to the node's post-hooks, and PyTorch's hooks get tuples.",
+         advice={"needs_input_grad_reads_no_saved_tensor": "needs_input_grad tells from the node's edges whether an input wants a gradient, without reading a saved tensor: each read runs the unpack hook (and the version check), and PyTorch's formula reads each saved tensor once.",
+                 "post_hook_sees_tuples": "A node's apply returns its gradients as a tuple, one per input, even when a list would do: the engine hands that very object to the node's post-hooks, and PyTorch's hooks get tuples.",
                  "raised": "A saved input is None when the other input needs no gradient: compute a gradient only for the inputs that need one, as needs_input_grad(i) tells, which is True only when input i's edge leads to a node (an edge is (None, 0) when it leads nowhere)."}),
     Task("2.3", "the backward formula of @", "MmBackward0.apply", [matrix_products, mm_twice_differentiated],
          hint="each gradient has its input's shape; only one product of g with the other (transposed) matrix gives that shape; use tensor operations so create_graph can differentiate it",
@@ -1452,9 +1594,12 @@ TASKS = [
     Task("2.6", "counting dependencies", "compute_dependencies", [diamond_counts, counts_of_shared_leaf, deep_counts, root_below_another_root, reached_again_before_it_ran],
          hint="visit every reachable node once, without recursion (keep a list of nodes still to visit), and count every edge into a node, even several from the same node; roots may be a generator",
          advice={"root_below_another_root": "A root can also be reached from another root (z = y * 3, both given): it is still one node, whose edges are counted once, so a root counts as visited from the start; walked twice, the nodes below it wait for gradients that never come."}),
-    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order, retain_grad_before_node_pre_hooks],
+    Task("2.7", "the run loop", "_run_loop, register_hook and retain_grad", [diamond_backward, one_buffer_three_gradients, branches_and_order, deep_backward, hooks_and_retain_grad, retain_grad_rules, retained_grad_is_its_own, freed_after_backward, tensor_hook, node_hooks, post_hook_sees_tuples, gradients_that_are_none, roots_given_twice, grad_of_intermediate, freed_during_the_pass, hooks_run_in_registration_order, retain_grad_before_node_pre_hooks, post_hook_sees_the_hooked_gradient, post_hook_reads_saved_tensors, a_node_given_none_is_freed],
          hint="gradients arriving at a node are added up in its buffer; a node runs once its count of pending gradients reaches zero; among ready nodes the newest runs first; the output's hooks and the node's pre-hooks change the gradients before apply, its post-hooks after",
-         advice={"grad_of_intermediate": "With a capture (autograd.grad), PyTorch keeps a gradient meant for an input at the moment it arrives, before any hook, when the node runs; a node that does not run has its tensor's hooks (and retain_grad) run first, and is then skipped. A node's pre-hooks never change what is kept.",
+         advice={"post_hook_sees_the_hooked_gradient": "A post-hook's grad_outputs are the gradients the node was run on: what its tensor's hooks and its pre-hooks made of the gradient that arrived, not that gradient as it arrived.",
+                 "post_hook_reads_saved_tensors": "A node's saved tensors are freed after its post-hooks have run, not before: a post-hook may still read them.",
+                 "a_node_given_none_is_freed": "A node whose gradients were all None does not run its formula, but backward went through it all the same: without retain_graph its saved tensors are freed like every other node's.",
+                 "grad_of_intermediate": "With a capture (autograd.grad), PyTorch keeps a gradient meant for an input at the moment it arrives, before any hook, when the node runs; a node that does not run has its tensor's hooks (and retain_grad) run first, and is then skipped. A node's pre-hooks never change what is kept.",
                  "order": "Among ready nodes the one created last (largest _sequence_nr) runs first, and a node runs only when all its gradients have arrived.",
                  "diamond_backward": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
                  "one_buffer_three_gradients": "Gradients that reach a node along several edges are added up in its buffer, and the node runs once, on their sum.",
@@ -1462,20 +1607,22 @@ TASKS = [
                  "hooks_run_in_registration_order": "Hooks of one kind run in the order they were registered, each given what the one before it returned: a tensor's hooks, a node's pre-hooks and its post-hooks alike.",
                  "retain_grad_before_node_pre_hooks": "retain_grad keeps the gradient of the tensor: after the tensor's own hooks, before the pre-hooks of its node, which change what the node is given, not the tensor's gradient.",
                  "heap": "heapq compares whole tuples: when two ready nodes have the same _sequence_nr it compares the next item, so put something comparable before the node."}),
-    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, first_gradient_copied_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place],
+    Task("2.8", "accumulating into .grad", "AccumulateGrad", [accumulator_runs_first, accumulation, accumulation_of_two_leaves, accumulation_under_create_graph, first_gradient_copied_under_create_graph, second_derivative_after_two_backward_calls, accumulation_is_in_place, create_graph_accumulates_into_a_new_tensor],
          hint="the first gradient becomes .grad as a copy of its own, recorded as PyTorch records it (outside the graph unless create_graph is on, which is when grad mode is on during backward); later ones are added into that memory, so that .grad stays the same tensor and whatever shares it sees the sum, or, under create_graph, become a new tensor in the graph",
-         advice={"accumulation_is_in_place": "Adding into .grad's memory is an in-place change like any other: it bumps .grad's version, so that a graph that saved the old .grad refuses to use the new values.",
+         advice={"create_graph_accumulates_into_a_new_tensor": "Whether the sum is new or added in place depends on grad mode during backward (on exactly under create_graph), not on whether the arriving gradient requires grad: under create_graph .grad becomes a new tensor even when the gradients themselves are outside the graph.",
+                 "accumulation_is_in_place": "Adding into .grad's memory is an in-place change like any other: it bumps .grad's version, so that a graph that saved the old .grad refuses to use the new values.",
                  "first_gradient_copied_under_create_graph": "Under create_graph too, a leaf's first .grad is a copy of its own: AddBackward0 hands the very same tensor to both leaves. PyTorch records the copy as a CopyBackwards node, so the copy stays in the graph and can be differentiated; that node has two inputs, the new memory (which wants no gradient) and the gradient copied.",
                  "accumulation_of_two_leaves": "Both leaves received the same gradient tensor from AddBackward0: a first .grad that is that tensor's memory, not a copy, is changed by the other leaf's additions too. PyTorch copies a first gradient that something else holds."}),
-    Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast, saved_inputs_are_the_inputs],
+    Task("3.1", "what * saves", "mul and mm", [what_mul_saves, what_mm_saves, constant_first, mul_broadcast, saved_inputs_are_the_inputs, numbers_keep_the_dtype],
          hint="the gradient of one input needs the other input, so an input is saved only when its partner requires grad",
-         advice={"graph": "Save an input only if the other input requires grad: that is the only formula that reads it.",
+         advice={"numbers_keep_the_dtype": "A Python number takes the tensor's dtype, as in PyTorch: made into a tensor of its own (numpy makes 2.5 a float64), it turns a float32 product, and the gradients, into float64. Leave a number as it is: the operation knows what to do with it.",
+                 "graph": "Save an input only if the other input requires grad: that is the only formula that reads it.",
                  "saved_inputs_are_the_inputs": "Save the input tensor itself, not a copy or a detached view: reading it back gives that very tensor, with its grad_fn, as in PyTorch."}),
     Task("3.2", "backward from the saved result", "ExpBackward0.apply and TanhBackward0.apply", [exp_from_result, tanh_from_result, exp_twice_differentiated, hooked_formulas, version_errors],
          hint="the derivative of exp is exp itself, and tanh's is 1 minus its square: both come from the saved output, read through the node's saved() (which unpacks and checks it), with tensor operations",
          advice={"exp_twice_differentiated": "A formula must stay a tensor operation on g and the saved result: computed on arrays it leaves the graph, and create_graph cannot differentiate it.",
                  "hooked_formulas": "Read the saved result through the node's saved(): it unpacks what a pack hook stored."}),
-    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, numbers_are_not_packed, pack_runs_outside_the_graph, a_saved_tensor_keeps_no_node, second_derivative_through_detaching_hooks],
+    Task("3.3", "saving a tensor", "SavedTensor.__init__ and saved_tensors_hooks", [version_errors, numbers_are_not_packed, hooks_as_a_block, pack_hooks, in_place_on_a_copy, nested_hooks, saved_output_without_a_cycle, saved_output_shares_memory, pack_sees_the_output_itself, pack_runs_outside_the_graph, a_saved_tensor_keeps_no_node, second_derivative_through_detaching_hooks],
          hint="remember the tensor's version at the moment it is saved and keep its counter to compare later; when saved_tensors_hooks are active, the innermost pair's pack decides what is stored (outside the graph) and its unpack is remembered; a node's own output is kept as its memory alone, in a tensor without the node, since the output points at the node",
          advice={"second_derivative_through_detaching_hooks": "A pack hook may keep a detached copy, so what it keeps says nothing about the graph: remember, when saving, whether the tensor requires grad, its grad_fn and a leaf's accumulator, for the value read back through the unpack hook.",
                  "saved_output_without_a_cycle": "A node that kept its own output would hold a tensor whose grad_fn is that very node: a reference cycle, which only Python's garbage collector breaks, later. Keep the output's memory in a tensor of its own, without the node; reading it back gives the node again.",
@@ -1486,30 +1633,37 @@ TASKS = [
                  "a_saved_tensor_keeps_no_node": "A SavedTensor that kept the node it belongs to would make a cycle (node, its saved tensors, the node again) that only Python's garbage collector breaks, later: the node is given for the moment of saving only.",
                  "numbers_are_not_packed": "A Python number in an operation (the 2 of x * 2) is saved as a tensor the operation made (its _is_wrapped_number is True), not one of the program's: PyTorch never hands it to pack, so a hook sees only the program's own tensors.",
                  "pack_sees_the_output_itself": "pack is given the tensor being saved, the node's own output included: the output itself, with its grad_fn, not the node-less copy of its memory that is kept without hooks.",
-                 "pack_hooks": "pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
+                 "pack_hooks": "What a node keeps is what pack returned, and reading it back gives what the unpack of the same pair makes of that, never the packed value itself. pack runs outside the graph: the operations inside it must not record (and save) anything of their own."}),
     Task("3.5", "in-place operations and the version check", "_in_place and SavedTensor.check_version", [version_errors, version_errors_float64, in_place_on_a_copy, in_place_on_a_leaf, in_place_under_no_grad, in_place_on_a_constant],
          hint="compare the version the counter shows now with the one stamped at saving; the error names the node that made the tensor: the saving node for its own result, the input's grad_fn otherwise",
-         advice={"error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions. After an in-place operation the node that made the tensor is that operation's own node, which must become the tensor's grad_fn; the check names it for an input, and the saving node for the node's own output.",
+         advice={"raised": "Your engine raised where PyTorch did not. If it is the leaf error: a leaf that requires grad may not be changed in place while grad mode is on, but under no_grad nothing is recorded and the change is allowed (that is how an optimizer updates its weights).",
+                 "error": "modified_error builds PyTorch's text from the tensor, the node that made it, and the two versions. After an in-place operation the node that made the tensor is that operation's own node, which must become the tensor's grad_fn; the check names it for an input, and the saving node for the node's own output.",
                  "in_place_on_a_constant": "A recorded in-place operation makes the tensor what its result would be: its grad_fn is the operation's node and it requires grad, even when it did not before.",
                  "in_place_under_no_grad": "Under no_grad an in-place operation records nothing, and the tensor keeps the history it had: only a recorded operation gives it a new grad_fn."}),
-    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle, saved_result_read_back_shares_memory, second_derivative_through_detaching_hooks],
+    Task("4.1", "freeing, and reading back", "release_variables, unpack and saved", [what_mul_saves, freed_after_backward, backward_twice, pack_hooks, hooked_formulas, version_errors, saved_values_read_and_released, saved_output_without_a_cycle, saved_result_read_back_shares_memory, freed_before_modified, second_derivative_through_detaching_hooks],
          hint="freeing drops the reference to every value the node saved (so the memory can go) and marks it freed; reading back refuses a freed value with PyTorch's error, passes a packed value through its unpack hook, and checks the version of a plain one; a node's own output comes back as a tensor whose grad_fn is that node, since the node kept only its memory",
          advice={"second_derivative_through_detaching_hooks": "What the unpack hook gives back takes the saved tensor's place in the graph, as in PyTorch: a tensor of its data with the saved tensor's grad_fn (the node itself for its own output) or, for a leaf, its accumulator. Returned as it is, a detached copy cuts the second derivative off from the leaves.",
+                 "freed_before_modified": "A freed saved tensor is refused as freed first, whatever happened to the tensor since: once freed, there is no value left whose version could be checked.",
+                 "pack_hooks": "Reading a saved tensor back gives what its unpack hook makes of what pack stored, never the stored value itself.",
                  "saved_result_read_back_shares_memory": "A node's own output, read back, wraps the memory the node kept, not a copy of it: it is the output's memory, as in PyTorch.",
                  "saved_output_without_a_cycle": "A node's own output was kept without the node (it would be a cycle): reading it back makes a tensor of that memory whose grad_fn is the node unpack is given, requiring grad and sharing the saved version counter.",
                  "freed_after_backward": "Freeing does two things, and reading back relies on both: the value is dropped (the memory is what retain_graph is about), and the saved tensor is marked freed, so that reading it raises PyTorch's error instead of failing on a value that is gone."}),
     Task("4.5", "backward and retain_graph's default", "backward, _initial_grads and run_backward", [starting_gradients, retain_default, grad_mode_in_backward, roots_given_twice, accumulation_under_create_graph, grad_function, grad_with_grad_outputs, one_element_outputs, starting_gradient_in_the_graph],
          hint="retain_graph left unset follows create_graph; during the run grad mode is create_graph's value (so the formulas record only then), and it comes back afterwards even when the run fails",
-         advice={"starting_gradients": "PyTorch checks in this order: first the starting gradients, output by output (a given one must have the output's shape; only an output that requires grad needs to be a scalar when none is given), then that there is one for each output (extra ones are ignored), and only then, in its engine, that every output requires grad.",
+         advice={"grad_mode_in_backward": "After the run, grad mode is what it was before backward was called, whatever create_graph said: create_graph sets it for the run only.",
+                 "starting_gradients": "PyTorch checks in this order: first the starting gradients, output by output (a given one must have the output's shape; only an output that requires grad needs to be a scalar when none is given), then that there is one for each output (extra ones are ignored), and only then, in its engine, that every output requires grad.",
                  "one_element_outputs": "The gradient a one-element output starts from is a plain tensor of ones, of the output's own shape and dtype, outside the graph (it requires no grad).",
                  "starting_gradient_in_the_graph": "A gradient given to backward is where the run starts, as it is (not a detached copy): under create_graph what is computed from it stays in the graph, and can be differentiated with respect to it."}),
     Task("5.1", "formulas that can be differentiated", "SigmoidBackward0.apply and DivBackward0.apply", [sigmoid_twice, div_twice],
          hint="write each formula with tensor operations on g and the saved tensors, never on their arrays, and never leave g out",
          advice={"raised": "A formula raised an error, or autograd.grad found that a gradient no longer depends on an input: compute a gradient only for an input that needs one (needs_input_grad), and write every factor as a tensor operation on g and the saved tensors, never on their arrays, so that it can be differentiated again.",
                  "value": "A value differs: compare each formula with the derivative, its sign and each factor, g included (the gradient that arrives), and keep it an expression of g and the saved tensors as tensors, so that it can be differentiated again."}),
-    Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product, refused_grad_keeps_the_graph, same_input_twice],
+    Task("5.5", "autograd.grad", "grad", [grad_function, grad_with_grad_outputs, hessian_vector_product, refused_grad_keeps_the_graph, same_input_twice, unused_input_found_after_the_run, grad_outputs_of_a_one_element_output, inputs_as_a_generator],
          hint="like backward, but the engine captures the inputs' gradients instead of accumulating them: the same defaults, the starting gradients from grad_outputs, and PyTorch's errors for an input that does not require grad or was not used (naming its index)",
-         advice={"raised": "Your engine raised where PyTorch computes a result. If it says that an output does not require grad, the gradients of a first autograd.grad(..., create_graph=True) were computed outside the graph: create_graph must reach the run, where it turns grad mode on so that the formulas record. If it says that an input was not used, a single tensor given as `inputs` (or `outputs`) must count as one, not be iterated over row by row.",
+         advice={"unused_input_found_after_the_run": "PyTorch finds an unused input after the run, from the gradients it captured (None for that input): the run has gone through the graph, and freed it without retain_graph, before the error is raised.",
+                 "grad_outputs_of_a_one_element_output": "A gradient given in grad_outputs is where the run starts, for a one-element output too: ones are only the default when none is given.",
+                 "inputs_as_a_generator": "`inputs` may be any iterable of tensors, a generator such as model.parameters() included: make it a tuple once, before anything goes through it.",
+                 "raised": "Your engine raised where PyTorch computes a result. If it says that an output does not require grad, the gradients of a first autograd.grad(..., create_graph=True) were computed outside the graph: create_graph must reach the run, where it turns grad mode on so that the formulas record. If it says that an input was not used: under allow_unused=True PyTorch returns None for such an input instead of raising; otherwise, a single tensor given as `inputs` (or `outputs`) must count as one, not be iterated over row by row.",
                  "refused_grad_keeps_the_graph": "PyTorch checks the outputs before the inputs: first their starting gradients, then that they require grad, and only then that every input requires grad; nothing runs before all of that has passed."}),
     Task("5.6", "capturing the gradients of the inputs", "_Capture and _nodes_leading_to", [roots_below_roots, grad_of_intermediate, grad_function, grad_with_grad_outputs, deep_grad, same_input_twice],
          hint="remember which edge belongs to which input; when a node's gradients arrive, keep those meant for an input; a node runs only if it leads to an input, and no accumulator runs at all",

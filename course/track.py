@@ -346,6 +346,16 @@ _DIFFERENCES = {
 def _compare(mine: list, theirs: list) -> None:
     for (kind, label, value), (kind_t, label_t, value_t) in zip(mine, theirs):
         if (kind, label) != (kind_t, label_t):
+            if kind == kind_t == "value" and label.startswith(f"{label_t}["):
+                raise _Difference(
+                    "value",
+                    f"`{label_t}` is a tuple or list (its first item is {_shown(value)}); "
+                    f"PyTorch gives {_shown(value_t)}",
+                )
+            if kind == kind_t == "value" and label_t.startswith(f"{label}["):
+                raise _Difference(
+                    "value", f"`{label}` is {_shown(value)}; PyTorch gives a tuple or list"
+                )
             raise _Difference("flow", f"the program stopped early: it never got to {label_t}")
         problem = _DIFFERENCES[kind](label, value, value_t)
         if problem:

@@ -812,6 +812,102 @@ MISTAKES = {
         [('        grads.append(Tensor(np.ones_like(out._data)) if grad is None else grad)\n', '        grads.append(Tensor(np.ones_like(out._data), requires_grad=True) if grad is None else grad)\n')],
         'outside the graph (it requires no grad)',
     ),
+    # Wrong answers a learner-tester found passing every check (h83), and ones whose message misled.
+    "1.1 accumulators kept in a table keyed by id": (
+        "1.1",
+        [("def gradient_edge(t):\n", "_ACCUMULATORS = {}\n\n\ndef gradient_edge(t):\n"), ("    if t._accumulator is None:\n        t._accumulator = AccumulateGrad(t)\n    return (t._accumulator, 0)\n", "    if id(t) not in _ACCUMULATORS:\n        _ACCUMULATORS[id(t)] = AccumulateGrad(t)\n    return (_ACCUMULATORS[id(t)], 0)\n")],
+        "keeps every leaf ever used alive",
+    ),
+    "1.1 input_nr taken from the version": (
+        "1.1",
+        [("        return (t.grad_fn, 0)\n", "        return (t.grad_fn, t._version)\n")],
+        "whatever the tensor's version",
+    ),
+    "1.3 detach copies the whole tensor object": (
+        "1.3",
+        [("    detached = Tensor(self._data)\n    detached._version_counter = self._version_counter\n", "    detached = __import__('copy').copy(self)\n    detached.grad_fn, detached.requires_grad = None, False\n")],
+        "would share .grad and the leaf's accumulator",
+    ),
+    "1.6 the decorator drops keyword arguments": (
+        "1.6",
+        [("        def wrapper(*args, **kwargs):\n            with type(self)():\n                return function(*args, **kwargs)\n", "        def wrapper(*args):\n            with type(self)():\n                return function(*args)\n")],
+        "keyword arguments as well as positional ones",
+    ),
+    "2.2 needs_input_grad reads the saved tensors": (
+        "2.2",
+        [("    return self.next_functions[i][0] is not None\n", '    return self.saved(("other", "self")[i]) is not None\n')],
+        "without reading a saved tensor",
+    ),
+    "2.7 post-hooks given the gradient from before the hooks": (
+        "2.7",
+        [("        grad = buffers.pop(node, None)  # None when every gradient sent here was None\n", "        grad = buffers.pop(node, None)  # None when every gradient sent here was None\n        received = (grad,)\n"), ("            grad_inputs = hook(grad_inputs, grad_outputs) or grad_inputs\n", "            grad_inputs = hook(grad_inputs, received) or grad_inputs\n")],
+        "not that gradient as it arrived",
+    ),
+    "2.7 saved tensors freed before the post-hooks": (
+        "2.7",
+        [("        for hook in node._hooks:\n            grad_inputs = hook(grad_inputs, grad_outputs) or grad_inputs\n        if not retain_graph:\n            release_variables(node)\n", "        if not retain_graph:\n            release_variables(node)\n        for hook in node._hooks:\n            grad_inputs = hook(grad_inputs, grad_outputs) or grad_inputs\n")],
+        "freed after its post-hooks have run",
+    ),
+    "2.7 a node given only None is not freed": (
+        "2.7",
+        [("        if not retain_graph:\n            release_variables(node)\n", "        if not retain_graph and any(g is not None for g in grad_outputs):\n            release_variables(node)\n")],
+        "its saved tensors are freed like every other node's",
+    ),
+    "2.8 a new .grad chosen by the gradient's requires_grad": (
+        "2.8",
+        [("        elif _GradMode.enabled:  # create_graph: the sum is a new tensor, part of the graph\n", "        elif grad.requires_grad:\n")],
+        "not on whether the arriving gradient requires grad",
+    ),
+    "3.1 a number made a tensor of its own": (
+        "3.1",
+        [("    data, shapes = _broadcast(self, other, np.multiply)\n", "    other = other if isinstance(other, Tensor) else Tensor(np.asarray(other))\n    data, shapes = _broadcast(self, other, np.multiply)\n")],
+        "A Python number takes the tensor's dtype",
+    ),
+    "4.1 the version checked before the freed flag": (
+        "4.1",
+        [("    if self.freed:\n        raise RuntimeError(FREED_MESSAGE)\n    if self.unpack_hook is not None:", "    if self.unpack_hook is None:\n        self.check_version(node)\n    if self.freed:\n        raise RuntimeError(FREED_MESSAGE)\n    if self.unpack_hook is not None:")],
+        "refused as freed first",
+    ),
+    "4.1 saved() skips the unpack hook": (
+        "4.1",
+        [("    return None if entry is None else entry.unpack(self)\n", "    if entry is not None and entry.freed:\n        raise RuntimeError(FREED_MESSAGE)\n    return None if entry is None else entry.value\n")],
+        "is a tuple or list (its first item is 'packed'); PyTorch gives a tensor. Reading a saved tensor back gives what its unpack hook makes",
+    ),
+    "3.3 the unpack hook never used": (
+        "3.3",
+        [("            pack, self.unpack_hook = _hook_stack[-1]\n", "            pack, self.unpack_hook = _hook_stack[-1][0], (lambda value: value)\n")],
+        "never the packed value itself",
+    ),
+    "3.5 the leaf check ignores grad mode": (
+        "3.5",
+        [("    if self.requires_grad and self.is_leaf and _GradMode.enabled:\n", "    if self.requires_grad and self.is_leaf:\n")],
+        "under no_grad nothing is recorded and the change is allowed",
+    ),
+    "4.5 grad mode left on after backward(create_graph=True)": (
+        "4.5",
+        [("        _GradMode.enabled = previous\n", "        _GradMode.enabled = previous or create_graph\n")],
+        "create_graph sets it for the run only",
+    ),
+    "5.5 an unused input refused before the run": (
+        "5.5",
+        [("    captured = run_backward(outputs, grads, retain_graph, create_graph, inputs)\n", "    reached, stack = set(), [gradient_edge(o)[0] for o in outputs]\n    while stack:\n        node = stack.pop()\n        if node is not None and node not in reached:\n            reached.add(node)\n            stack.extend(n for n, _ in node.next_functions)\n    for i, t in enumerate(inputs):\n        if gradient_edge(t)[0] not in reached and not allow_unused:\n            raise RuntimeError(UNUSED_MESSAGE.format(i))\n    captured = run_backward(outputs, grads, retain_graph, create_graph, inputs)\n")],
+        "PyTorch finds an unused input after the run",
+    ),
+    "5.5 grad_outputs ignored for one-element outputs": (
+        "5.5",
+        [("    grads = _initial_grads(outputs, grad_outputs)\n", "    grads = _initial_grads(outputs, None if all(o._data.size == 1 for o in outputs) else grad_outputs)\n")],
+        "for a one-element output too",
+    ),
+    "5.5 inputs not made a tuple": (
+        "5.5",
+        [("    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)\n", "    inputs = (inputs,) if isinstance(inputs, Tensor) else inputs\n")],
+        "a generator such as model.parameters() included",
+    ),
+    "5.5 allow_unused ignored": (
+        "5.5",
+        [("        if g is None and not allow_unused:\n", "        if g is None:\n")],
+        "under allow_unused=True PyTorch returns None for such an input",
+    ),
 }  # fmt: skip
 
 
