@@ -485,10 +485,6 @@ class TestAutograd(Harness):
             self.assertEqual(pre_counter[0], 4)
             self.assertTrue(torch.allclose(a.grad, torch.ones(3, 3) * 2))
 
-    @mini_fails(
-        "graph structure",
-        "var_mean records VarBackward0 and MeanBackward1, not one VarMeanBackward0 with two outputs",
-    )
     def test_grad_fn_prehooks_multiple_outputs(self, torch):
         b = torch.rand(3, 3, requires_grad=True)
         var, mean = torch.var_mean(b, dim=0)
