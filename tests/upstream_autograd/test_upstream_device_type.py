@@ -327,7 +327,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         self.assertTrue(torch.autograd.gradcheck(fn, [r]))
         self.assertTrue(torch.autograd.gradgradcheck(fn, [r]))
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_inplace_on_view_python_cpu(self, torch):
         a = torch.randn(4, 4, dtype=torch.double, device=DEVICE, requires_grad=True)
         b = torch.randn(2, 2, dtype=torch.double, device=DEVICE, requires_grad=True)
@@ -388,7 +387,6 @@ class TestAutogradDeviceTypeCPU(Harness):
             ):
                 s1.mul_(s2)
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_inplace_on_view_undefined_grad_output_cpu(self, torch):
         a = torch.tensor([1.0], requires_grad=True)
         c = a.clone()

@@ -358,7 +358,6 @@ class TestAutograd(Harness):
         ):
             out += 1
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_autograd_python_custom_function_inplace(self, torch):
         bw_called = [0]
 
@@ -515,7 +514,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(RuntimeError, "a view of a leaf Variable that requires grad"):
             Func.apply(b)
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_custom_function_saving_mutated_view_no_leak(self, torch):
         class Test(torch.autograd.Function):
             @staticmethod
