@@ -48,7 +48,7 @@ from .inplace_elementwise import (
     round_,
     square_,
 )
-from .inplace_shape import resize_as_
+from .inplace_shape import as_strided_, resize_as_
 from .linalg import addmm, bmm, diag, dot, matmul, mm, mv, outer, trace, tril, triu
 from .median import median, nanmedian
 from .piecewise import clamp, clamp_max, clamp_min, clip, masked_fill, maximum, minimum, where
@@ -137,6 +137,7 @@ __all__ = [
     "argmin",
     "argsort",
     "as_strided",
+    "as_strided_",
     "atan2",
     "avg_pool1d",
     "bmm",

@@ -207,9 +207,6 @@ class TestAutograd(Harness):
                         self.assertTrue(bw_called[0] == expected_called)
                         self.assertTrue(ga_nz[0])
 
-    @mini_fails(
-        "missing API", "Tensor.as_strided_, t_, squeeze_, swapdims_ and swapaxes_ (in-place views)"
-    )
     def test_autograd_inplace_views_creation_meta(self, torch):
         class Func(torch.autograd.Function):
             @staticmethod
