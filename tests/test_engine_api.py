@@ -383,6 +383,31 @@ def test_grad_of_a_leaf_applies_its_hooks():
     same_results(program)
 
 
+def test_assigning_backward_hooks():
+    """A dict assigned to a leaf's _backward_hooks replaces its hooks (each may return a new
+    gradient, or None to leave it); on a non-leaf it is only kept; `del` is refused."""
+
+    def program(lib):
+        x = f64(lib, [1.0, 2.0], True)
+        found = [x._backward_hooks]
+        x.register_hook(lambda g: g * 5)  # dropped by the assignment
+        hooks = {"a": lambda g: g * 2, "b": lambda g: None, "c": lambda g: g + 1}
+        x._backward_hooks = hooks
+        (x * 1).sum().backward()
+        found += [x._backward_hooks is hooks, x.grad]
+        x._backward_hooks, x.grad = None, None
+        (x * 1).sum().backward()
+        y = x * 1
+        y._backward_hooks = {"b": lambda g: g * 3}
+        y.sum().backward()
+        plain = f64(lib, [1.0])
+        plain._backward_hooks = {}
+        deleting = error_of(lambda: delattr(plain, "_backward_hooks"))
+        return found + [x._backward_hooks, x.grad, plain._backward_hooks, deleting]
+
+    same_results(program)
+
+
 def test_leaf_hooks_run_before_the_accumulate_grad_pre_hooks():
     def program(lib):
         log = []

@@ -9,6 +9,7 @@ from .grad_mode import GradMode
 from .hooks import NodeHooks, post_accumulate_grad_hooks
 from .saved import SavedTensor
 from .saved_attributes import SavedAttributes
+from .tensor_data import first_grad
 
 _sequence_numbers = itertools.count()  # creation order: among ready nodes the newest runs first
 _leaf_numbers = itertools.count()  # AccumulateGrad nodes take no sequence number: numbered apart
@@ -143,12 +144,8 @@ class AccumulateGrad(Node):
         """Ignored (Node.__init__ clears it): a leaf's hooks stay on the leaf tensor."""
 
     def apply(self, grad, *, owned=False):
-        """variable.grad += grad (or = grad the first time): an array, or a Tensor under
-        create_graph (then recorded, the first time as CopyBackwards, as in PyTorch).
-
-        The first time, grad itself becomes .grad when the engine hands it over `owned` (nothing
-        else holds it) and it has .grad's layout; otherwise a copy does, as in PyTorch.
-        """
+        """variable.grad += grad (or = grad, or a copy if not `owned` by the engine alone, the first
+        time): an array, or a Tensor under create_graph (recorded, first as CopyBackwards)."""
         variable = self.variable
         if GradMode.enabled:  # a new .grad tensor, so a .grad held elsewhere stays as it was
             if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
@@ -157,10 +154,8 @@ class AccumulateGrad(Node):
                 variable._grad = grad._make(np.empty_like(grad._data)).copy_(grad)
             else:
                 variable._grad = variable._grad + grad
-        elif variable._grad is None:
-            if not (owned and _fits(grad, variable._data)):  # a gradient can be shared
-                grad = np.array(grad, variable._data.dtype, order="C")
-            variable._grad = variable._make_plain(grad)
+        elif variable._grad is None:  # a copy unless no one else holds grad (PyTorch's rule)
+            variable._grad = variable._make_plain(first_grad(grad, variable._data, owned))
         else:  # grad cast first, as PyTorch's validate_outputs casts it
             variable._grad._data += np.asarray(grad, variable._data.dtype)
             variable._grad._bump_version()
@@ -173,16 +168,6 @@ class AccumulateGrad(Node):
 
     def __repr__(self):
         return f"<AccumulateGrad object #{self._number}>"
-
-
-def _fits(grad, data):
-    """Whether the array `grad` can be `data`'s .grad as it is (PyTorch's layout contract)."""
-    return (
-        type(grad) is np.ndarray
-        and grad.dtype == data.dtype
-        and grad.flags.c_contiguous
-        and grad.flags.writeable
-    )
 
 
 def gradient_edge(tensor):

@@ -42,8 +42,7 @@ _UNDELETABLE = {
 
 
 def refuse_deletions(cls):
-    """Give `cls`'s properties data and requires_grad, and a _backward_hooks (None), PyTorch's
-    error on `del`. Deleters, not a __delattr__: a class with its own __delattr__ routes every
+    """Give `cls`'s properties data, requires_grad and _backward_hooks PyTorch's error on `del`. Deleters, not a __delattr__: a class with its own __delattr__ routes every
     attribute assignment through Python, which made creating a tensor about three times slower.
     (`del x._grad_fn` stays possible: _grad_fn is a slot.)"""
 
@@ -55,7 +54,7 @@ def refuse_deletions(cls):
 
     cls.data = cls.data.deleter(refuse("data"))
     cls.requires_grad = cls.requires_grad.deleter(refuse("requires_grad"))
-    cls._backward_hooks = property(lambda self: None, None, refuse("_backward_hooks"))
+    cls._backward_hooks = cls._backward_hooks.deleter(refuse("_backward_hooks"))
 
 
 class TensorData:
@@ -233,6 +232,16 @@ def check_new_grad(tensor, grad):
     if grad.shape != tensor.shape:
         sizes = {"grad": list(grad.shape), "tensor": list(tensor.shape)}
         raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
+
+
+def first_grad(grad, data, owned):
+    """The array that becomes the first .grad of a tensor holding `data`: the gradient itself
+    when nothing else holds it (`owned`) and it is laid out as a .grad must be (PyTorch's layout
+    contract), otherwise a copy in data's dtype."""
+    if owned and type(grad) is np.ndarray and grad.dtype == data.dtype:
+        if grad.flags.c_contiguous and grad.flags.writeable:
+            return grad
+    return np.array(grad, data.dtype, order="C")
 
 
 def _ragged_error(data):
