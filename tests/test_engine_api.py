@@ -781,3 +781,44 @@ def test_torch_profiler_api():
     assert str(ma.autograd.profiler.ProfilerActivity.CPU) == str(
         torch.profiler.ProfilerActivity.CPU
     )
+
+
+def test_memory_formats_and_the_layout_of_grad():
+    """channels_last and contiguous_format: contiguous(), is_contiguous(), to(), clone() and
+    their errors; empty_strided; a leaf's .grad has the leaf's strides where the leaf fills its
+    memory without gaps, else row by row (PyTorch's layout contract)."""
+
+    def program(lib):
+        a = lib.arange(120.0, dtype=lib.float64).reshape(2, 3, 4, 5)
+        last = a.contiguous(memory_format=lib.channels_last)
+        found = [repr(lib.channels_last), repr(lib.contiguous_format), repr(lib.preserve_format)]
+        found += [
+            last.stride(),
+            last.is_contiguous(),
+            last.is_contiguous(memory_format=lib.channels_last),
+        ]
+        found += [last.contiguous(memory_format=lib.channels_last) is last, last.contiguous()]
+        found += [a.to(memory_format=lib.contiguous_format) is a, last.to(lib.float32).stride()]
+        found += [a.clone(memory_format=lib.channels_last).stride(), a[:1, :, :1, :1].stride()]
+        found.append(lib.ones(1, 3, 1, 1).is_contiguous(memory_format=lib.channels_last))
+        found.append(lib.empty_strided((2, 2), (4, 2)).stride())
+        for bad in (
+            lambda: lib.ones(2, 3).contiguous(memory_format=lib.channels_last),
+            lambda: lib.ones(2, 3).to(memory_format=lib.channels_last_3d),
+            lambda: a.contiguous(memory_format=lib.preserve_format) is a,
+            lambda: last.contiguous(memory_format=lib.preserve_format),
+        ):
+            found.append(error_of(bad))
+        leaves = [
+            a.to(memory_format=lib.channels_last).requires_grad_(),
+            a.requires_grad_(),
+            lib.ones(3, 2, dtype=lib.float64).t().requires_grad_(),
+            lib.empty_strided((2, 2), (4, 2), dtype=lib.float64).requires_grad_(),
+        ]
+        for leaf in leaves:
+            (leaf * 2).sum().backward()
+            leaf.sum().backward()
+            found.append((leaf.stride(), leaf.grad.stride(), leaf.grad))
+        return found
+
+    same_results(program)

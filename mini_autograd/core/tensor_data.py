@@ -236,12 +236,33 @@ def check_new_grad(tensor, grad):
 
 def first_grad(grad, data, owned):
     """The array that becomes the first .grad of a tensor holding `data`: the gradient itself
-    when nothing else holds it (`owned`) and it is laid out as a .grad must be (PyTorch's layout
-    contract), otherwise a copy in data's dtype."""
-    if owned and type(grad) is np.ndarray and grad.dtype == data.dtype:
-        if grad.flags.c_contiguous and grad.flags.writeable:
+    when nothing else holds it (`owned`) and it is laid out as PyTorch's layout contract asks
+    (data's strides where data fills its memory without gaps, else row by row), otherwise a
+    copy laid out so, in data's dtype."""
+    dense = is_dense(data)
+    if owned and type(grad) is np.ndarray and grad.dtype == data.dtype and grad.flags.writeable:
+        if _same_layout(grad, data) if dense else grad.flags.c_contiguous:
             return grad
-    return np.array(grad, data.dtype, order="C")
+    copy = np.empty_like(data, order="K" if dense else "C")
+    np.copyto(copy, grad, casting="unsafe")
+    return copy
+
+
+def is_dense(array):
+    """Whether array's elements fill a block of memory, in some order, without gaps or overlaps
+    (PyTorch's is_non_overlapping_and_dense; a size-1 dim's stride does not count)."""
+    step = array.itemsize
+    for stride, n in sorted((s, n) for n, s in zip(array.shape, array.strides) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
+def _same_layout(grad, data):
+    """Equal strides, but for size-1 dims (where grad's must not be 0: a view, as cat makes)."""
+    pairs = zip(data.shape, grad.strides, data.strides)
+    return all(s != 0 if n == 1 else s == t for n, s, t in pairs)
 
 
 def _ragged_error(data):

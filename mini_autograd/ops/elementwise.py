@@ -11,6 +11,7 @@ from ..core.device import check as check_device
 from ..core.errors import SCALAR_TYPE_NAMES
 from ..core.node import Node
 from ..core.tensor import Tensor
+from ..memory_format import contiguous_format, is_laid_out, laid_out, preserve_format
 from .broadcasting import broadcasting, summed_to_inputs
 from .derivatives import (
     CeilBackward0,
@@ -133,20 +134,26 @@ def round(self, decimals=None):
     return _rounded(RoundBackward1, self, lambda x: np.round(x, decimals))
 
 
-def clone(self):
-    """A copy with its own memory, still connected to the graph."""
-    data = self._data.copy()
+def clone(self, *, memory_format=None):
+    """A copy with its own memory, still connected to the graph (laid out as memory_format
+    asks; without one, row by row)."""
+    data = self._data.copy() if memory_format is None else laid_out(self._data, memory_format)
     return record(CloneBackward0, data, (self,))
 
 
-def contiguous(self):
-    """self when its elements are already laid out row by row in memory, else clone(self)."""
-    return self if self._data.flags.c_contiguous else clone(self)
+def contiguous(self, *, memory_format=contiguous_format):
+    """self when its elements already lie in memory_format's order (row by row by default),
+    else a clone laid out so."""
+    if is_laid_out(self._data, memory_format):
+        return self
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(self, memory_format=memory_format)
 
 
-def is_contiguous(self):
-    """True when the elements are laid out row by row in memory (no view has reordered them)."""
-    return self._data.flags.c_contiguous
+def is_contiguous(self, *, memory_format=contiguous_format):
+    """True when the elements lie in memory in memory_format's order (row by row by default)."""
+    return is_laid_out(self._data, memory_format)
 
 
 def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
