@@ -74,6 +74,8 @@ class Node(SavedAttributes, NodeHooks):
 
     def __call__(self, *grads):
         """node(grad): its backward formula run on `grad`, as PyTorch lets a node be called."""
+        if (wrong_count := errors.node_call_error(self, grads)) is not None:
+            raise wrong_count
         return tuple(self.apply(*grads))
 
     def needs_input_grad(self, i):
