@@ -429,6 +429,26 @@ def test_call_matches_torch(fn):
     run_both(fn)
 
 
+def test_threshold_matches_torch():
+    """F.threshold, in place or not, torch.threshold and threshold_: values (NaN kept), nodes and
+    what they save, first and second derivatives (ThresholdBackwardBackward0)."""
+
+    def program(lib):
+        F = lib.nn.functional
+        x = lib.tensor([float("nan"), 1.0, 0.1, -1.0], dtype=lib.float64, requires_grad=True)
+        y = F.threshold(x, 0.1, 5.0)
+        (g,) = lib.autograd.grad((y * 2).sum(), x, create_graph=True)
+        z = x * 1
+        w = F.threshold(z, 0.1, 2.0, True)
+        found = [y, y.grad_fn.name(), y.grad_fn._saved_threshold, g, g.grad_fn.name()]
+        found += [w is z, w.grad_fn.name(), w.grad_fn._saved_self.grad_fn.name(), z._version]
+        w.sum().backward()
+        ints = lib.threshold(lib.tensor([1, 2, 3]), 2, 0)
+        return found + [x.grad, ints, lib.threshold_(lib.tensor([1.0, 2.0]), 1.5, 0.0)]
+
+    run_both(program)
+
+
 IN_PLACE_VIEWS = {
     "squeeze_dim": lambda v: v.squeeze_(1),
     "squeeze_all": lambda v: v.squeeze_(),

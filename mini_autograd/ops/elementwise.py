@@ -20,6 +20,8 @@ from .derivatives import (
     LeakyReluBackward0,
     RoundBackward0,
     RoundBackward1,
+    ThresholdBackward0,
+    ThresholdBackward1,
     cast,
     leaky_relu_backward,
     reciprocal,
@@ -103,6 +105,25 @@ def _leaky_relu(self, negative_slope):
         name = SCALAR_TYPE_NAMES[x.dtype.name]
         raise NotImplementedError(f"\"leaky_relu_cpu\" not implemented for '{name}'")
     return np.where(x > 0, x, x * negative_slope)
+
+
+def threshold(self, threshold, value):
+    """value where self <= threshold, else self (NaN stays NaN).
+
+    backward: g where self > threshold, else 0.
+    """
+    return _threshold(self, threshold, value, ThresholdBackward0)
+
+
+def threshold_recorded_in_place(self, threshold, value):
+    """threshold recorded as its in-place form records it (ThresholdBackward1, which saves self:
+    inplace_elementwise.threshold_ gives it a clone taken before the change)."""
+    return _threshold(self, threshold, value, ThresholdBackward1)
+
+
+def _threshold(self, threshold, value, node_type):
+    data = np.where(self._data <= threshold, value, self._data).astype(self._data.dtype)
+    return record(node_type, data, (self,), {"self": self, "threshold": threshold})
 
 
 def square(self):
