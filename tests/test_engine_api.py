@@ -822,3 +822,59 @@ def test_memory_formats_and_the_layout_of_grad():
         return found
 
     same_results(program)
+
+
+def test_grad_dtype():
+    """A leaf's grad_dtype (its dtype by default, None for any): what .grad may be set to, the
+    dtype backward, autograd.grad and a custom Function's gradient are cast to, and PyTorch's
+    errors on a non-leaf, for a non-dtype and for a .grad of another dtype already there."""
+
+    def program(lib):
+        class Float64Grad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, i):
+                return i * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.to(lib.float64)
+
+        def name(dtype):
+            return None if dtype is None else str(dtype).rpartition(".")[2]
+
+        found = []
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        found.append(name(leaf.grad_dtype))
+        leaf.grad_dtype = lib.float16
+        found.append(name(leaf.grad_dtype))
+        non_leaf = leaf * 2
+        found.append(error_of(lambda: non_leaf.grad_dtype))
+        found.append(error_of(lambda: setattr(non_leaf, "grad_dtype", lib.float16)))
+        found.append(error_of(lambda: setattr(leaf, "grad_dtype", 3)))
+        found.append(error_of(lambda: setattr(leaf, "grad", lib.tensor([1.0, 1.0]))))
+        leaf.grad = lib.tensor([1.0, 1.0], dtype=lib.float16)
+        found.append(error_of(lambda: setattr(leaf, "grad_dtype", lib.float32)))
+        wide = lib.tensor([1.0, 2.0], requires_grad=True)
+        wide.grad_dtype = lib.float64
+        (wide * 2).sum().backward()
+        (wide * 2).sum().backward()
+        found += [wide.grad, lib.autograd.grad((wide * 2).sum(), wide)[0]]
+        for setting in ("default", None, lib.float16):
+            t = lib.tensor([1.0, 2.0], requires_grad=True)
+            if setting != "default":
+                t.grad_dtype = setting
+            Float64Grad.apply(t).sum().backward()
+            Float64Grad.apply(t).sum().backward()
+            found.append(t.grad)
+        free = lib.tensor([1.0, 2.0], requires_grad=True)
+        free.grad_dtype = None
+        (free * 2).sum().backward()
+        free.grad = free.grad.to(lib.float16)
+        (free * 3).sum().backward()
+        return found + [
+            free.grad,
+            name(free.detach().grad_dtype),
+            name(lib.ones(2).long().grad_dtype),
+        ]
+
+    same_results(program)

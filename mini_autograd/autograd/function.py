@@ -14,9 +14,10 @@ import numpy as np
 
 from ..core.errors import FREED as FREED_MESSAGE
 from ..core.grad_mode import GradMode, is_grad_enabled, no_grad
-from ..core.node import UINT64_MAX, Node, gradient_edge
+from ..core.node import UINT64_MAX, AccumulateGrad, Node, gradient_edge
 from ..core.saved import SavedTensor
 from ..core.tensor import Tensor
+from ..core.tensor_data import numpy_grad_dtype
 from ..ops.broadcasting import sum_to
 from ..ops.derivatives import cast
 from ..ops.inplace import MULTI_OUTPUT_VIEW, VIEW_OF_LEAF_IN_PLACE, rebase_history, view_error
@@ -162,12 +163,15 @@ class BackwardCFunction(Node):
                 raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             checked.append((g, info))
         return tuple(
-            g if g is None or edge[0] is None else self._fitted(index, g, *info)
+            g if g is None or edge[0] is None else self._fitted(index, g, *info, edge[0])
             for index, ((g, info), edge) in enumerate(zip(checked, self.next_functions))
         )
 
-    def _fitted(self, index, g, shape, dtype):
-        """A gradient summed down to its input's shape (if it broadcasts) and cast to its dtype."""
+    def _fitted(self, index, g, shape, dtype, next_node):
+        """A gradient summed down to its input's shape (if it broadcasts) and cast to its dtype
+        (a leaf's grad_dtype, where it goes to a leaf: None lets any dtype through)."""
+        if type(next_node) is AccumulateGrad:
+            dtype = numpy_grad_dtype(next_node.variable)
         if g.shape != shape:
             try:
                 broadcastable = np.broadcast_shapes(shape, g.shape) == tuple(g.shape)
@@ -179,7 +183,7 @@ class BackwardCFunction(Node):
                     f"{list(g.shape)} but expected shape compatible with {list(shape)}"
                 )
             g = sum_to(g, shape)
-        return g if g._data.dtype == dtype else cast(g, dtype)
+        return g if dtype is None or g._data.dtype == dtype else cast(g, dtype)
 
     def __dir__(self):
         # PyTorch lists no `_saved_*` attributes for a custom Function's node (mini_autograd's

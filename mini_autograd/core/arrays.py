@@ -61,5 +61,6 @@ _ONLY_IN_A_LIST = _references([object()])  # the count of an object that only a 
 
 def held_only_by(items):
     """True when nothing but the list `items` holds items[0] (CPython's reference count), as
-    PyTorch's AccumulateGrad asks of the gradient it is given before taking it as .grad."""
+    PyTorch's AccumulateGrad asks of the gradient it is given before taking it as .grad. Ask
+    before items[0] is evaluated as another argument of the same call, which holds it too."""
     return _references(items) == _ONLY_IN_A_LIST

@@ -82,8 +82,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
             if grads[0] is None and _nothing_to_compute(node, grads):
                 outputs = (None,) * len(node.next_functions)
             elif apply_node is None and type(node) is AccumulateGrad and not create_graph:
-                # owned= first: asked before grads[0] holds the gradient a second time
-                outputs = node.apply(owned=held_only_by(grads), grad=grads[0])
+                outputs = node.apply(owned=held_only_by(grads), grad=grads[0])  # owned= first
             elif apply_node is None and (create_graph or hasattr(type(node).apply, "takes_arrays")):
                 outputs = node.apply(*grads)  # (the common case of arrays.run, without a call)
             else:

@@ -4,12 +4,12 @@ import itertools
 
 import numpy as np
 
-from . import errors, events
+from . import dtypes, errors, events
 from .grad_mode import GradMode
 from .hooks import NodeHooks, post_accumulate_grad_hooks
 from .saved import SavedTensor
 from .saved_attributes import SavedAttributes
-from .tensor_data import first_grad
+from .tensor_data import first_grad, numpy_grad_dtype
 
 _sequence_numbers = itertools.count()  # creation order: among ready nodes the newest runs first
 _leaf_numbers = itertools.count()  # AccumulateGrad nodes take no sequence number: numbered apart
@@ -148,18 +148,18 @@ class AccumulateGrad(Node):
     def apply(self, grad, *, owned=False):
         """variable.grad += grad (or = grad, or a copy if not `owned` by the engine alone, the first
         time): an array, or a Tensor under create_graph (recorded, first as CopyBackwards)."""
-        variable = self.variable
+        variable, dtype = self.variable, numpy_grad_dtype(self.variable)  # None: any dtype
         if GradMode.enabled:  # a new .grad tensor, so a .grad held elsewhere stays as it was
-            if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
-                grad = grad.to(variable.dtype)
+            if dtype is not None and dtype != grad._data.dtype:  # validate_outputs casts it
+                grad = grad.to(dtypes.from_numpy(dtype))
             if variable._grad is None:
                 variable._grad = grad._make(np.empty_like(grad._data)).copy_(grad)
             else:
                 variable._grad = variable._grad + grad
         elif variable._grad is None:  # a copy unless no one else holds grad (PyTorch's rule)
-            variable._grad = variable._make_plain(first_grad(grad, variable._data, owned))
+            variable._grad = variable._make_plain(first_grad(grad, variable._data, owned, dtype))
         else:  # grad cast first, as PyTorch's validate_outputs casts it
-            variable._grad._data += np.asarray(grad, variable._data.dtype)
+            variable._grad._data += np.asarray(grad, dtype or variable._grad._data.dtype)
             variable._grad._bump_version()
         for hook in list(post_accumulate_grad_hooks(variable) or ()):
             if hook(variable) is not None:

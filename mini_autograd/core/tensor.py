@@ -39,6 +39,7 @@ class Tensor(TensorData):
         "_version_counter",
         "_post_accumulate_grad_hooks",  # set by the first register_post_accumulate_grad_hook
         "_assigned_backward_hooks",  # set by the first assignment to _backward_hooks
+        "_grad_dtype",  # set by the first assignment to grad_dtype
         "__weakref__",
     )
 

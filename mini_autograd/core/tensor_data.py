@@ -67,6 +67,12 @@ class TensorData:
         if "data" in vars(cls):  # Tensor itself, which defines the properties
             refuse_deletions(cls)
 
+    grad_dtype = property(
+        lambda self: _get_grad_dtype(self),
+        lambda self, dtype: _set_grad_dtype(self, dtype),
+        doc="The dtype a leaf's gradients are cast to (its own by default; None: any dtype).",
+    )
+
     @property
     def shape(self):
         """The sizes of the dimensions, as a Size (a tuple)."""
@@ -227,25 +233,63 @@ def check_new_grad(tensor, grad):
         raise TypeError(errors.GRAD_NOT_A_TENSOR.format(type=type(grad).__name__))
     if grad is tensor:
         raise RuntimeError(errors.GRAD_IS_ITSELF)
-    if grad._data.dtype != tensor._data.dtype:
-        raise RuntimeError(errors.grad_wrong_dtype(grad._data.dtype, tensor._data.dtype))
+    dtype = numpy_grad_dtype(tensor)
+    if dtype is not None and grad._data.dtype != dtype:
+        raise RuntimeError(errors.grad_wrong_dtype(grad._data.dtype, dtype))
     if grad.shape != tensor.shape:
         sizes = {"grad": list(grad.shape), "tensor": list(tensor.shape)}
         raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
 
 
-def first_grad(grad, data, owned):
+def first_grad(grad, data, owned, dtype):
     """The array that becomes the first .grad of a tensor holding `data`: the gradient itself
     when nothing else holds it (`owned`) and it is laid out as PyTorch's layout contract asks
     (data's strides where data fills its memory without gaps, else row by row), otherwise a
-    copy laid out so, in data's dtype."""
-    dense = is_dense(data)
-    if owned and type(grad) is np.ndarray and grad.dtype == data.dtype and grad.flags.writeable:
+    copy laid out so, in `dtype` (None: grad's own)."""
+    dense, dtype = is_dense(data), np.asarray(grad).dtype if dtype is None else dtype
+    if owned and type(grad) is np.ndarray and grad.dtype == dtype and grad.flags.writeable:
         if _same_layout(grad, data) if dense else grad.flags.c_contiguous:
             return grad
-    copy = np.empty_like(data, order="K" if dense else "C")
+    copy = np.empty_like(data, dtype, order="K" if dense else "C")
     np.copyto(copy, grad, casting="unsafe")
     return copy
+
+
+def numpy_grad_dtype(tensor):
+    """The numpy dtype a gradient of the leaf `tensor` is cast to (None: any, kept as it is)."""
+    dtype = getattr(tensor, "_grad_dtype", _UNSET)
+    if dtype is _UNSET:
+        return tensor._data.dtype
+    return None if dtype is None else dtypes.to_numpy(dtype)
+
+
+_UNSET = object()
+
+
+def _get_grad_dtype(tensor):
+    if tensor.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    dtype = numpy_grad_dtype(tensor)
+    return None if dtype is None else dtypes.from_numpy(dtype)
+
+
+def _set_grad_dtype(tensor, dtype):
+    if tensor.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if dtype is not None and not isinstance(dtype, dtypes.dtype):
+        raise RuntimeError(
+            f"grad_dtype must be a torch.dtype or None, but got {type(dtype).__name__}"
+        )
+    grad = tensor._grad
+    if dtype is not None and grad is not None and grad._data.dtype != dtypes.to_numpy(dtype):
+        raise RuntimeError(
+            f"Cannot set grad_dtype to '{errors.SCALAR_TYPE_NAMES[dtypes.to_numpy(dtype).name]}' "
+            "because there is already a gradient with dtype "
+            f"'{errors.CPP_TYPE_NAMES[grad._data.dtype.name]}'. Please clear the gradient (.grad "
+            "= None) before changing grad_dtype, or ensure the new grad_dtype matches the "
+            "existing gradient's dtype."
+        )
+    tensor._grad_dtype = dtype
 
 
 def is_dense(array):
