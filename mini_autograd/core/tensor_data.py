@@ -246,9 +246,10 @@ def first_grad(grad, data, owned, dtype):
     when nothing else holds it (`owned`) and it is laid out as PyTorch's layout contract asks
     (data's strides where data fills its memory without gaps, else row by row), otherwise a
     copy laid out so, in `dtype` (None: grad's own)."""
-    dense, dtype = is_dense(data), np.asarray(grad).dtype if dtype is None else dtype
+    row_major = data.flags.c_contiguous  # the common case, answered without a loop
+    dense, dtype = row_major or is_dense(data), np.asarray(grad).dtype if dtype is None else dtype
     if owned and type(grad) is np.ndarray and grad.dtype == dtype and grad.flags.writeable:
-        if _same_layout(grad, data) if dense else grad.flags.c_contiguous:
+        if grad.flags.c_contiguous if row_major or not dense else _same_layout(grad, data):
             return grad
     copy = np.empty_like(data, dtype, order="K" if dense else "C")
     np.copyto(copy, grad, casting="unsafe")
@@ -257,6 +258,8 @@ def first_grad(grad, data, owned, dtype):
 
 def numpy_grad_dtype(tensor):
     """The numpy dtype a gradient of the leaf `tensor` is cast to (None: any, kept as it is)."""
+    if not _grad_dtype_set:  # (asked for every leaf: no slot read until one is set)
+        return tensor._data.dtype
     dtype = getattr(tensor, "_grad_dtype", _UNSET)
     if dtype is _UNSET:
         return tensor._data.dtype
@@ -264,6 +267,7 @@ def numpy_grad_dtype(tensor):
 
 
 _UNSET = object()
+_grad_dtype_set = False  # True once any tensor's grad_dtype was set
 
 
 def _get_grad_dtype(tensor):
@@ -289,7 +293,8 @@ def _set_grad_dtype(tensor, dtype):
             "= None) before changing grad_dtype, or ensure the new grad_dtype matches the "
             "existing gradient's dtype."
         )
-    tensor._grad_dtype = dtype
+    global _grad_dtype_set
+    tensor._grad_dtype, _grad_dtype_set = dtype, True
 
 
 def is_dense(array):
