@@ -79,6 +79,7 @@ from .creation import (
     bernoulli,
     empty,
     empty_like,
+    empty_strided,
     eye,
     from_numpy,
     full,
@@ -105,6 +106,13 @@ from .creation import (
 from .instruments.diagnose import diagnosis_mode, set_diagnosis_mode
 from .instruments.freeing_log import freeing_log
 from .instruments.torch_doctor import doctor
+from .memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.inplace import view_history as _view_history
 from .ops.methods import install as _install_methods

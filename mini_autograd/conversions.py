@@ -7,11 +7,13 @@ dtype gives the tensor itself, as in PyTorch. mini_autograd has only the CPU.
 from .core import dtypes
 from .core.device import check as check_device
 from .core.tensor import Tensor
+from .memory_format import is_laid_out, laid_out, preserve_format
 from .ops.derivatives import cast
 
 
-def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
-    """self in another dtype: to(dtype), to(device), to(device, dtype), to(other_tensor)."""
+def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
+    """self in another dtype: to(dtype), to(device), to(device, dtype), to(other_tensor); with
+    memory_format, laid out in that order (a copy unless it already is)."""
     for arg in args:
         if isinstance(arg, dtypes.dtype):
             dtype = arg
@@ -20,9 +22,14 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         else:
             device = arg
     check_device(device)
-    if dtype is None or dtypes.to_numpy(dtype) == self._data.dtype:
+    same_dtype = dtype is None or dtypes.to_numpy(dtype) == self._data.dtype
+    relaid = memory_format not in (None, preserve_format)
+    if same_dtype and not (relaid and not is_laid_out(self._data, memory_format)):
         return self.clone() if copy else self
-    return cast(self, dtypes.to_numpy(dtype))
+    result = cast(self, self._data.dtype if dtype is None else dtypes.to_numpy(dtype))
+    if relaid:
+        result._data = laid_out(result._data, memory_format)  # a new tensor: no one saw it yet
+    return result
 
 
 def type_as(self, other):

@@ -82,6 +82,18 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **options):
     return _leaf(np.zeros(shape, _float(dtype)), dtype, device, requires_grad)
 
 
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **options):
+    """An uninitialised tensor (zeros here) of sizes `size` whose elements lie `stride` apart."""
+    _size_option("empty_strided", options)
+    size, stride = _size((size,)), tuple(builtins.int(s) for s in stride)
+    np_dtype = _float(dtype)
+    span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if math.prod(size) else 0
+    memory = np.zeros(span, np_dtype)
+    byte_strides = [s * memory.itemsize for s in stride]
+    array = np.lib.stride_tricks.as_strided(memory, size, byte_strides)
+    return _leaf(array, dtype, device, requires_grad)
+
+
 def _fill_dtype(fill_value):
     """torch's dtype for a filled tensor: bool, int64 for ints, else the default float."""
     if isinstance(fill_value, (builtins.bool, np.bool_)):

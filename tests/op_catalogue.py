@@ -230,6 +230,11 @@ OPS = [
         "var_correction_keepdim", lambda lib, a: a.var(dim=(0, 1), correction=2, keepdim=True), (S,)
     ),
     Op("var_1d", lambda lib, a: a.var(0), ((5,),)),
+    Op("var_mean_two_outputs", lambda lib, a: _two_pieces(lib.var_mean(a, 1)), (S,)),
+    Op("var_mean_keepdim_var_only", lambda lib, a: lib.var_mean(a, keepdim=True)[0], (S,)),
+    Op("var_mean_mean_only", lambda lib, a: lib.var_mean(a, (0, 1), correction=0)[1], (S,)),
+    Op("std_mean_two_outputs", lambda lib, a: _two_pieces(lib.std_mean(a, 0, keepdim=True)), (S,)),
+    Op("std_mean_mean_only", lambda lib, a: lib.std_mean(a)[1], (S,)),
     Op("logsumexp", lambda lib, a: a.logsumexp(1), (S,)),
     Op("logsumexp_fn_neg_keepdim", lambda lib, a: lib.logsumexp(a, -1, keepdim=True), (S,)),
     Op("logsumexp_tuple", lambda lib, a: a.logsumexp((0, 2)), ((2, 3, 4),)),

@@ -658,6 +658,72 @@ def test_mark_dirty_for_an_in_place_forward():
     )
 
 
+def test_mark_dirty_on_a_view_input():
+    """The change reaches the view's base (CopySlices over the base's history, the view's own
+    history remade); a Function doing it may return one tensor only; a saved dirty view is
+    unpacked as an output of the Function; a view made in no_grad is refused."""
+
+    def function(lib, outputs=1, first=True):
+        class AddTo(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, *args):
+                target, other = args if first else args[::-1]
+                target.add_(other)
+                ctx.mark_dirty(target)
+                ctx.save_for_backward(target)
+                return target if outputs == 1 else (target, other * 2)
+
+            @staticmethod
+            def backward(ctx, grad, *rest):
+                (saved,) = ctx.saved_tensors
+                ctx.seen.append([saved.grad_fn.name(), saved._base is None, saved._version])
+                return grad * 2, grad * 3
+
+        AddTo.seen = []
+        return AddTo
+
+    def program(lib, first=True):
+        AddTo = function(lib, first=first)
+        a = f64(lib, [[1.0, 2.0], [3.0, 4.0]], True)
+        b = f64(lib, [1.0, 1.0], True)
+        base = a * 1
+        view = base[0]
+        out = AddTo.apply(view, b) if first else AddTo.apply(b, view)
+        info = [out is view, out.grad_fn.name(), base.grad_fn.name(), base._version, base]
+        info.append([None if n is None else n.name() for n, _ in base.grad_fn.next_functions])
+        base.sum().backward()
+        return info + [AddTo.seen, a.grad, b.grad]
+
+    same_results(program)
+    same_results(lambda lib: program(lib, first=False))
+
+    def plain_base(lib):
+        base = f64(lib, [[1.0, 2.0], [3.0, 4.0]])
+        out = function(lib).apply(base[1], f64(lib, [1.0, 1.0], True))
+        return [out.requires_grad, base.requires_grad, out.grad_fn.name(), base.grad_fn.name()]
+
+    same_results(plain_base)
+
+    def two_outputs(lib):
+        return function(lib, outputs=2).apply((f64(lib, [1.0, 2.0], True) * 1)[:1], f64(lib, [1.0]))
+
+    assert same_results(two_outputs)[2].startswith(
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        "Function cannot return more than one Tensor."
+    )
+
+    def view_made_in_no_grad(lib):
+        base = f64(lib, [1.0, 2.0], True) * 1
+        with lib.no_grad():
+            view = base[:1]
+        return function(lib).apply(view, f64(lib, [1.0]))
+
+    assert same_results(view_made_in_no_grad)[1:] == (
+        "RuntimeError",
+        "a leaf Variable that requires grad has been used in an in-place operation.",
+    )
+
+
 def test_mark_dirty_errors_and_warning():
     def not_returned(lib):
         class DirtyNotOut(lib.autograd.Function):

@@ -383,6 +383,31 @@ def test_grad_of_a_leaf_applies_its_hooks():
     same_results(program)
 
 
+def test_assigning_backward_hooks():
+    """A dict assigned to a leaf's _backward_hooks replaces its hooks (each may return a new
+    gradient, or None to leave it); on a non-leaf it is only kept; `del` is refused."""
+
+    def program(lib):
+        x = f64(lib, [1.0, 2.0], True)
+        found = [x._backward_hooks]
+        x.register_hook(lambda g: g * 5)  # dropped by the assignment
+        hooks = {"a": lambda g: g * 2, "b": lambda g: None, "c": lambda g: g + 1}
+        x._backward_hooks = hooks
+        (x * 1).sum().backward()
+        found += [x._backward_hooks is hooks, x.grad]
+        x._backward_hooks, x.grad = None, None
+        (x * 1).sum().backward()
+        y = x * 1
+        y._backward_hooks = {"b": lambda g: g * 3}
+        y.sum().backward()
+        plain = f64(lib, [1.0])
+        plain._backward_hooks = {}
+        deleting = error_of(lambda: delattr(plain, "_backward_hooks"))
+        return found + [x._backward_hooks, x.grad, plain._backward_hooks, deleting]
+
+    same_results(program)
+
+
 def test_leaf_hooks_run_before_the_accumulate_grad_pre_hooks():
     def program(lib):
         log = []
@@ -756,3 +781,100 @@ def test_torch_profiler_api():
     assert str(ma.autograd.profiler.ProfilerActivity.CPU) == str(
         torch.profiler.ProfilerActivity.CPU
     )
+
+
+def test_memory_formats_and_the_layout_of_grad():
+    """channels_last and contiguous_format: contiguous(), is_contiguous(), to(), clone() and
+    their errors; empty_strided; a leaf's .grad has the leaf's strides where the leaf fills its
+    memory without gaps, else row by row (PyTorch's layout contract)."""
+
+    def program(lib):
+        a = lib.arange(120.0, dtype=lib.float64).reshape(2, 3, 4, 5)
+        last = a.contiguous(memory_format=lib.channels_last)
+        found = [repr(lib.channels_last), repr(lib.contiguous_format), repr(lib.preserve_format)]
+        found += [
+            last.stride(),
+            last.is_contiguous(),
+            last.is_contiguous(memory_format=lib.channels_last),
+        ]
+        found += [last.contiguous(memory_format=lib.channels_last) is last, last.contiguous()]
+        found += [a.to(memory_format=lib.contiguous_format) is a, last.to(lib.float32).stride()]
+        found += [a.clone(memory_format=lib.channels_last).stride(), a[:1, :, :1, :1].stride()]
+        found.append(lib.ones(1, 3, 1, 1).is_contiguous(memory_format=lib.channels_last))
+        found.append(lib.empty_strided((2, 2), (4, 2)).stride())
+        for bad in (
+            lambda: lib.ones(2, 3).contiguous(memory_format=lib.channels_last),
+            lambda: lib.ones(2, 3).to(memory_format=lib.channels_last_3d),
+            lambda: a.contiguous(memory_format=lib.preserve_format) is a,
+            lambda: last.contiguous(memory_format=lib.preserve_format),
+        ):
+            found.append(error_of(bad))
+        leaves = [
+            a.to(memory_format=lib.channels_last).requires_grad_(),
+            a.requires_grad_(),
+            lib.ones(3, 2, dtype=lib.float64).t().requires_grad_(),
+            lib.empty_strided((2, 2), (4, 2), dtype=lib.float64).requires_grad_(),
+        ]
+        for leaf in leaves:
+            (leaf * 2).sum().backward()
+            leaf.sum().backward()
+            found.append((leaf.stride(), leaf.grad.stride(), leaf.grad))
+        return found
+
+    same_results(program)
+
+
+def test_grad_dtype():
+    """A leaf's grad_dtype (its dtype by default, None for any): what .grad may be set to, the
+    dtype backward, autograd.grad and a custom Function's gradient are cast to, and PyTorch's
+    errors on a non-leaf, for a non-dtype and for a .grad of another dtype already there."""
+
+    def program(lib):
+        class Float64Grad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, i):
+                return i * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.to(lib.float64)
+
+        def name(dtype):
+            return None if dtype is None else str(dtype).rpartition(".")[2]
+
+        found = []
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        found.append(name(leaf.grad_dtype))
+        leaf.grad_dtype = lib.float16
+        found.append(name(leaf.grad_dtype))
+        non_leaf = leaf * 2
+        found.append(error_of(lambda: non_leaf.grad_dtype))
+        found.append(error_of(lambda: setattr(non_leaf, "grad_dtype", lib.float16)))
+        found.append(error_of(lambda: setattr(leaf, "grad_dtype", 3)))
+        found.append(error_of(lambda: setattr(leaf, "grad", lib.tensor([1.0, 1.0]))))
+        leaf.grad = lib.tensor([1.0, 1.0], dtype=lib.float16)
+        found.append(error_of(lambda: setattr(leaf, "grad_dtype", lib.float32)))
+        wide = lib.tensor([1.0, 2.0], requires_grad=True)
+        wide.grad_dtype = lib.float64
+        (wide * 2).sum().backward()
+        (wide * 2).sum().backward()
+        found += [wide.grad, lib.autograd.grad((wide * 2).sum(), wide)[0]]
+        for setting in ("default", None, lib.float16):
+            t = lib.tensor([1.0, 2.0], requires_grad=True)
+            if setting != "default":
+                t.grad_dtype = setting
+            Float64Grad.apply(t).sum().backward()
+            Float64Grad.apply(t).sum().backward()
+            found.append(t.grad)
+        free = lib.tensor([1.0, 2.0], requires_grad=True)
+        free.grad_dtype = None
+        (free * 2).sum().backward()
+        free.grad = free.grad.to(lib.float16)
+        (free * 3).sum().backward()
+        return found + [
+            free.grad,
+            name(free.detach().grad_dtype),
+            name(lib.ones(2).long().grad_dtype),
+        ]
+
+    same_results(program)

@@ -263,6 +263,11 @@ def _inference_tensor_saved_for_backward(lib):
     f64(lib, [1.0, 2.0], True) * c
 
 
+def _node_called_with_two_gradients(lib):
+    x = f64(lib, [1.0], True)
+    (x * 2).grad_fn(x.detach(), x.detach())
+
+
 CASES = {
     "FREED": _second_backward,
     "MODIFIED_INPLACE": _saved_output_modified_in_place,  # errors.version_error
@@ -312,6 +317,7 @@ CASES = {
     "ONLY_INPUTS_DEPRECATED": _grad_with_only_inputs_false,
     "NOT_IN_BACKWARD": _will_engine_execute_node_outside_backward,
     "LEAF_IN_AUTOGRAD_GRAD": _multi_grad_hook_on_leaves_in_autograd_grad,
+    "NODE_CALL_ARGUMENTS": _node_called_with_two_gradients,
 }
 
 

@@ -94,8 +94,48 @@ def test_batch_norm_without_affine_or_running_stats():
 
 
 @pytest.mark.parametrize(
+    "options",
+    [{}, {"affine": True}, {"track_running_stats": True}, {"affine": True, "momentum": None}],
+)
+@pytest.mark.parametrize(
+    "shape, kind", [((2, 3, 4), "InstanceNorm1d"), ((2, 3, 2, 2), "InstanceNorm2d")]
+)
+def test_instance_norm_matches_torch(shape, kind, options):
+    """Each sample's channels normalised by their own statistics: values, gradients, the graph
+    (a view of batch_norm of a view), running statistics and repr; one sample without its batch
+    dim too."""
+    t_layer, m_layer = _layers(
+        getattr(torch.nn, kind)(3, **options), getattr(normalization, kind)(3, **options)
+    )
+    t_x, m_x = _pair(shape)
+    for _ in range(2):
+        t_layer(t_x.detach())
+        m_layer(m_x.detach())
+    if t_layer.running_mean is not None:
+        for name in ("running_mean", "running_var"):
+            got, want = getattr(m_layer, name).numpy(), getattr(t_layer, name).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    if options.get("affine"):
+        _check_same_layer(t_layer, m_layer, t_x, m_x)
+    else:
+        _check_same(t_layer(t_x), m_layer(m_x), (t_x,), (m_x,))
+    node = m_layer(m_x).grad_fn
+    assert [node.name(), node.next_functions[0][0].name()] == [
+        "ViewBackward0",
+        "NativeBatchNormBackward0",
+    ]
+    assert repr(m_layer) == repr(t_layer)
+    one = m_layer(m_x[0].detach())
+    want = t_layer(t_x[0].detach()).detach().numpy()
+    np.testing.assert_allclose(one.detach().numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
     "call",
     [
+        lambda lib, nn: nn.InstanceNorm2d(3, affine=True)(lib.zeros(2, 2, 3, 3)),
+        lambda lib, nn: nn.InstanceNorm2d(3)(lib.zeros(2, 3)),
+        lambda lib, nn: lib.nn.functional.instance_norm(lib.zeros(2, 3, 1, 1)),
         lambda lib, nn: nn.BatchNorm1d(3)(lib.zeros(1, 3)),
         lambda lib, nn: nn.BatchNorm1d(3)(lib.zeros(2, 3, 4, 5)),
         lambda lib, nn: nn.BatchNorm2d(3)(lib.zeros(2, 3)),

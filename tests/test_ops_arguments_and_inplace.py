@@ -429,6 +429,61 @@ def test_call_matches_torch(fn):
     run_both(fn)
 
 
+def test_threshold_matches_torch():
+    """F.threshold, in place or not, torch.threshold and threshold_: values (NaN kept), nodes and
+    what they save, first and second derivatives (ThresholdBackwardBackward0)."""
+
+    def program(lib):
+        F = lib.nn.functional
+        x = lib.tensor([float("nan"), 1.0, 0.1, -1.0], dtype=lib.float64, requires_grad=True)
+        y = F.threshold(x, 0.1, 5.0)
+        (g,) = lib.autograd.grad((y * 2).sum(), x, create_graph=True)
+        z = x * 1
+        w = F.threshold(z, 0.1, 2.0, True)
+        found = [y, y.grad_fn.name(), y.grad_fn._saved_threshold, g, g.grad_fn.name()]
+        found += [w is z, w.grad_fn.name(), w.grad_fn._saved_self.grad_fn.name(), z._version]
+        w.sum().backward()
+        ints = lib.threshold(lib.tensor([1, 2, 3]), 2, 0)
+        return found + [x.grad, ints, lib.threshold_(lib.tensor([1.0, 2.0]), 1.5, 0.0)]
+
+    run_both(program)
+
+
+IN_PLACE_VIEWS = {
+    "squeeze_dim": lambda v: v.squeeze_(1),
+    "squeeze_all": lambda v: v.squeeze_(),
+    "squeeze_dims": lambda v: v.squeeze_((0, -2)),
+    "swapdims_": lambda v: v.swapdims_(0, 2),
+    "swapaxes_": lambda v: v.swapaxes_(-1, 0),
+    "t_": lambda v: v[0].t_(),
+    "as_strided_": lambda v: v.as_strided_((2, 2), (3, 1), 1),
+    "as_strided_of_a_view": lambda v: v[1].as_strided_((2,), (1,), 1),
+    "t_3d": lambda v: v.t_(),
+    "squeeze_out_of_range": lambda v: v.squeeze_(3),
+    "as_strided_out_of_bounds": lambda v: v.as_strided_((3, 3), (3, 1)),
+}
+
+
+@pytest.mark.parametrize("change", IN_PLACE_VIEWS.values(), ids=IN_PLACE_VIEWS.keys())
+def test_in_place_view_methods_match_torch(change):
+    """The in-place view methods: self itself, its new shape, strides and version, the node and
+    what it saves, the gradient through it, and torch's errors."""
+
+    def program(lib):
+        a = lib.arange(6.0, dtype=lib.float64).reshape(2, 1, 3).requires_grad_()
+        x = a * 1
+        y = change(x)
+        node = y.grad_fn
+        saved = sorted((k, getattr(node, k)) for k in dir(node) if k.startswith("_saved_"))
+        (y * lib.arange(1.0, y.numel() + 1, dtype=lib.float64).reshape(y.shape)).sum().backward()
+        return [y is x or y._base is x, tuple(y.shape), y.stride(), x._version, node.name()] + [
+            saved,
+            a.grad,
+        ]
+
+    run_both(program)
+
+
 def test_the_package_exports_the_function_forms():
     """`import mini_autograd as torch; torch.sum(input=x)`: the package's names are ops's."""
     assert [n for n in ops.__all__ if getattr(ma, n) is not getattr(ops, n)] == []

@@ -14,17 +14,26 @@ import numpy as np
 
 from ..core.errors import FREED as FREED_MESSAGE
 from ..core.grad_mode import GradMode, is_grad_enabled, no_grad
-from ..core.node import UINT64_MAX, Node, gradient_edge
+from ..core.node import UINT64_MAX, AccumulateGrad, Node, gradient_edge
 from ..core.saved import SavedTensor
 from ..core.tensor import Tensor
+from ..core.tensor_data import numpy_grad_dtype
 from ..ops.broadcasting import sum_to
 from ..ops.derivatives import cast
-from ..ops.inplace import MULTI_OUTPUT_VIEW, VIEW_OF_LEAF_IN_PLACE, view_error
+from ..ops.inplace import MULTI_OUTPUT_VIEW, VIEW_OF_LEAF_IN_PLACE, rebase_history, view_error
 from ..ops.recording import announce
 
 DIRTY_NOT_AN_INPUT = (
     "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
     "mutated should be passed to ctx.mark_dirty()."
+)
+DIRTY_VIEW_WITH_OUTPUTS = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one doing "
+    "the inplace that returns a single Tensor and a second one that does the other operations). "
+    "You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change."
 )
 BACKWARD_AND_VJP = (
     "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should only "
@@ -154,12 +163,15 @@ class BackwardCFunction(Node):
                 raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             checked.append((g, info))
         return tuple(
-            g if g is None or edge[0] is None else self._fitted(index, g, *info)
+            g if g is None or edge[0] is None else self._fitted(index, g, *info, edge[0])
             for index, ((g, info), edge) in enumerate(zip(checked, self.next_functions))
         )
 
-    def _fitted(self, index, g, shape, dtype):
-        """A gradient summed down to its input's shape (if it broadcasts) and cast to its dtype."""
+    def _fitted(self, index, g, shape, dtype, next_node):
+        """A gradient summed down to its input's shape (if it broadcasts) and cast to its dtype
+        (a leaf's grad_dtype, where it goes to a leaf: None lets any dtype through)."""
+        if type(next_node) is AccumulateGrad:
+            dtype = numpy_grad_dtype(next_node.variable)
         if g.shape != shape:
             try:
                 broadcastable = np.broadcast_shapes(shape, g.shape) == tuple(g.shape)
@@ -171,7 +183,7 @@ class BackwardCFunction(Node):
                     f"{list(g.shape)} but expected shape compatible with {list(shape)}"
                 )
             g = sum_to(g, shape)
-        return g if g._data.dtype == dtype else cast(g, dtype)
+        return g if dtype is None or g._data.dtype == dtype else cast(g, dtype)
 
     def __dir__(self):
         # PyTorch lists no `_saved_*` attributes for a custom Function's node (mini_autograd's
@@ -273,7 +285,8 @@ class Function(metaclass=FunctionMeta):
             made = [o for o in outputs if isinstance(o, Tensor) and o._grad_fn is ctx]
             if made:
                 announce(ctx, made[0])
-        ctx._to_save = ()  # a saved output held here would keep its own node alive (a cycle)
+        # a saved output or a dirty input held here would keep its own node alive (a cycle)
+        ctx._to_save = ctx._dirty = ()
         return outputs[0] if single else outputs
 
 
@@ -313,7 +326,7 @@ def _wrap_outputs(ctx, raw, args, recording):
     outputs = []
     for output_nr, out in enumerate(raw):
         if isinstance(out, Tensor):
-            out = _wrap_output(ctx, out, output_nr, args, recording)
+            out = _wrap_output(ctx, out, output_nr, args, recording, raw)
             if out._view_base is not None:  # its history, ctx, is up to date with its base
                 out._base_version_at_view = out._view_base._version_counter[0]
                 if out._view_made_in_no_grad is True:  # made inside forward
@@ -324,7 +337,7 @@ def _wrap_outputs(ctx, raw, args, recording):
     return tuple(outputs)
 
 
-def _wrap_output(ctx, out, output_nr, args, recording):
+def _wrap_output(ctx, out, output_nr, args, recording, ctx_outputs):
     is_input = any(out is a for a in args)
     is_dirty = any(out is d for d in ctx._dirty)
     differentiable = (
@@ -342,21 +355,22 @@ def _wrap_output(ctx, out, output_nr, args, recording):
         owner = out._view_base
         if owner is not None and out.requires_grad and out._view_made_in_no_grad == "multi_output":
             raise view_error(out, "is being modified inplace", MULTI_OUTPUT_VIEW)  # checked first
-        if out.grad_fn is None and out.requires_grad:
+        if out._grad_fn is None and out.requires_grad:  # the slot: the history before forward
             raise RuntimeError(
                 "a leaf Variable that requires grad has been used in an in-place operation."
             )
         if out.requires_grad and owner is not None and owner.requires_grad:
             if owner.grad_fn is None:  # PyTorch's check_inplace, before any history is made
                 raise RuntimeError(VIEW_OF_LEAF_IN_PLACE)
-            raise RuntimeError(
-                "mini_autograd does not support ctx.mark_dirty() on a view of a tensor that "
-                "requires grad; return a new tensor instead (out-of-place)."
-            )
         if not is_input and owner is not None:  # PyTorch refuses a view, and warns otherwise
             raise RuntimeError(DIRTY_NOT_AN_INPUT)
         if not is_input:
             warnings.warn(DIRTY_NOT_AN_INPUT, stacklevel=4)
+        elif owner is not None:  # the change is the base's too: CopySlices(base's history, ctx)
+            if len(ctx_outputs) > 1:
+                raise RuntimeError(DIRTY_VIEW_WITH_OUTPUTS)
+            rebase_history(out, ctx)
+            return out
     elif is_input:
         out = out.detach()  # returned as it is: the output is an alias, the input stays as it was
     out.grad_fn, out._requires_grad, out._output_nr = ctx, True, output_nr
@@ -383,7 +397,9 @@ def _saved(ctx, args, raw, outputs, separate):
                 "save a view of the input instead, e.g. with x.view_as(x) or setup ctx inside "
                 "the forward function itself."
             )
-        saved.append(SavedTensor(t, is_output=t.grad_fn is ctx))
+        # an output of ctx, a dirty view too (its grad_fn is its base's), as in PyTorch
+        is_output = t.grad_fn is ctx or any(t is d for d in ctx._dirty)
+        saved.append(SavedTensor(t, is_output=is_output))
     return tuple(saved)
 
 

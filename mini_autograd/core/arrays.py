@@ -6,6 +6,8 @@ custom Function's, convolution's...), autograd.grad's results; AccumulateGrad ma
 With create_graph=True the gradients are Tensors throughout, and what backward does is recorded.
 """
 
+import sys
+
 from .grad_mode import GradMode
 from .hooks import run_post_hooks, run_pre_hooks, run_tensor_hooks
 from .tensor import Tensor
@@ -48,3 +50,17 @@ def tensor_hooks(node, grads):
     if GradMode.enabled:
         return run_tensor_hooks(node, grads)
     return arrays(run_tensor_hooks(node, tensors(grads)))
+
+
+def _references(items):
+    return sys.getrefcount(items[0])
+
+
+_ONLY_IN_A_LIST = _references([object()])  # the count of an object that only a list holds
+
+
+def held_only_by(items):
+    """True when nothing but the list `items` holds items[0] (CPython's reference count), as
+    PyTorch's AccumulateGrad asks of the gradient it is given before taking it as .grad. Ask
+    before items[0] is evaluated as another argument of the same call, which holds it too."""
+    return _references(items) == _ONLY_IN_A_LIST

@@ -10,10 +10,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import engine, errors, hooks
+from . import dtypes, engine, errors, hooks
 from .errors import warn_once
 from .node import Node, gradient_edge
 from .tensor import Tensor
+from .tensor_data import numpy_grad_dtype
 
 
 class GradientEdge(NamedTuple):
@@ -82,8 +83,11 @@ def grad(
     for i, (x, g) in enumerate(zip(inputs_tuple, result)):
         if g is None and not allow_unused:
             raise RuntimeError(errors.INPUT_UNUSED.format(i=i))
-        if g is not None and isinstance(x, Tensor) and g._data.dtype != x._data.dtype:
-            result[i] = g.to(x.dtype)  # PyTorch's validate_outputs: the input's dtype
+        dtype = numpy_grad_dtype(x) if isinstance(x, Tensor) and x.grad_fn is None else None
+        if isinstance(x, Tensor) and x.grad_fn is not None:
+            dtype = x._data.dtype
+        if g is not None and dtype is not None and g._data.dtype != dtype:
+            result[i] = g.to(dtypes.from_numpy(dtype))  # PyTorch's validate_outputs
     if materialize_grads:
         result = [
             _zeros_for(x, create_graph) if g is None else g for x, g in zip(inputs_tuple, result)

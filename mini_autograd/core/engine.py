@@ -14,10 +14,10 @@ import heapq
 import itertools
 
 from . import events
-from .arrays import post_hooks, pre_hooks, run
+from .arrays import held_only_by, post_hooks, pre_hooks, run
 from .grad_mode import GradMode
 from .graph_targets import Captures, leading_only, nodes_leading_to
-from .node import gradient_edge
+from .node import AccumulateGrad, gradient_edge
 from .ready_queue import Ready
 
 
@@ -81,6 +81,8 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                 grads = pre_hooks(node, grads)
             if grads[0] is None and _nothing_to_compute(node, grads):
                 outputs = (None,) * len(node.next_functions)
+            elif apply_node is None and type(node) is AccumulateGrad and not create_graph:
+                outputs = node.apply(owned=held_only_by(grads), grad=grads[0])  # owned= first
             elif apply_node is None and (create_graph or hasattr(type(node).apply, "takes_arrays")):
                 outputs = node.apply(*grads)  # (the common case of arrays.run, without a call)
             else:
@@ -100,6 +102,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, targets, accumu
                 dependencies[next_node] = remaining
                 if remaining == 0:
                     heapq.heappush(ready, Ready(next_node))
+            outputs = g = None  # the buffers alone hold the gradients now (see held_only_by)
     finally:
         _finish(call, previous_mode)
     return [] if captures is None else captures.results()

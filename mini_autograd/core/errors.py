@@ -5,6 +5,7 @@ test (tests/test_error_texts.py): the same mistake, made with torch and with min
 gives the same text. A text with `{}` fields is a template for str.format.
 """
 
+import inspect
 import warnings
 
 from .dtypes import TENSOR_TYPE_NAMES
@@ -59,6 +60,19 @@ INFERENCE_SAVED = (
     "to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
     "`torch.inference_mode()`."
 )
+
+
+NODE_CALL_ARGUMENTS = "expected {expected} arguments, got {got} instead"
+
+
+def node_call_error(node, grads):
+    """A TypeError with NODE_CALL_ARGUMENTS when `node` is called with another number of
+    gradients than its apply takes (one per output of its operation; any for apply(*grads))."""
+    code = type(node).apply.__code__
+    expected = code.co_argcount - 1
+    if code.co_flags & inspect.CO_VARARGS or len(grads) == expected:
+        return None
+    return TypeError(NODE_CALL_ARGUMENTS.format(expected=expected, got=len(grads)))
 
 
 def register_hooks_arguments(saved, hooks):

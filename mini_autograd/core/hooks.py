@@ -80,6 +80,37 @@ class RetainGradHook:
                 tensor._grad = tensor._grad + grad
 
 
+class HookDict:
+    """The hooks of a dict assigned to a leaf's `_backward_hooks`, run in order as one hook."""
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+
+    def __call__(self, grad):
+        for hook in list(self.hooks.values()):
+            result = hook(grad)
+            if result is not None:
+                grad = result
+        return grad
+
+
+def _get_backward_hooks(tensor):
+    return getattr(tensor, "_assigned_backward_hooks", None)
+
+
+def _set_backward_hooks(tensor, hooks):
+    # As PyTorch's setter: a leaf's hooks become the dict's (those it had are dropped);
+    # a non-leaf only keeps the dict (register_hook is what hooks a non-leaf's node).
+    tensor._assigned_backward_hooks = hooks
+    if tensor.grad_fn is None:
+        tensor._hooks = None if hooks is None else [HookDict(hooks)]
+
+
+backward_hooks_property = property(
+    _get_backward_hooks, _set_backward_hooks, doc="The dict of hooks last assigned, or None."
+)
+
+
 def tensor_hooks(tensor, create=False):
     """The list of `tensor`'s hooks: a leaf's own, or its node's for its output number."""
     node = tensor.grad_fn

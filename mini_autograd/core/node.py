@@ -4,11 +4,12 @@ import itertools
 
 import numpy as np
 
-from . import errors, events
+from . import dtypes, errors, events
 from .grad_mode import GradMode
 from .hooks import NodeHooks, post_accumulate_grad_hooks
 from .saved import SavedTensor
 from .saved_attributes import SavedAttributes
+from .tensor_data import first_grad, numpy_grad_dtype
 
 _sequence_numbers = itertools.count()  # creation order: among ready nodes the newest runs first
 _leaf_numbers = itertools.count()  # AccumulateGrad nodes take no sequence number: numbered apart
@@ -73,6 +74,8 @@ class Node(SavedAttributes, NodeHooks):
 
     def __call__(self, *grads):
         """node(grad): its backward formula run on `grad`, as PyTorch lets a node be called."""
+        if (wrong_count := errors.node_call_error(self, grads)) is not None:
+            raise wrong_count
         return tuple(self.apply(*grads))
 
     def needs_input_grad(self, i):
@@ -142,21 +145,21 @@ class AccumulateGrad(Node):
     def _tensor_hooks(self, value):
         """Ignored (Node.__init__ clears it): a leaf's hooks stay on the leaf tensor."""
 
-    def apply(self, grad):
-        """variable.grad += grad (or = a copy of grad the first time): an array, or a Tensor
-        under create_graph (then recorded, the first time as CopyBackwards, as in PyTorch)."""
-        variable = self.variable
+    def apply(self, grad, *, owned=False):
+        """variable.grad += grad (or = grad, or a copy if not `owned` by the engine alone, the first
+        time): an array, or a Tensor under create_graph (recorded, first as CopyBackwards)."""
+        variable, dtype = self.variable, numpy_grad_dtype(self.variable)  # None: any dtype
         if GradMode.enabled:  # a new .grad tensor, so a .grad held elsewhere stays as it was
-            if grad._data.dtype != variable._data.dtype:  # PyTorch's validate_outputs casts it
-                grad = grad.to(variable.dtype)
+            if dtype is not None and dtype != grad._data.dtype:  # validate_outputs casts it
+                grad = grad.to(dtypes.from_numpy(dtype))
             if variable._grad is None:
                 variable._grad = grad._make(np.empty_like(grad._data)).copy_(grad)
             else:
                 variable._grad = variable._grad + grad
-        elif variable._grad is None:  # a copy: a gradient can be shared (add gives both inputs g)
-            variable._grad = variable._make_plain(np.array(grad, variable._data.dtype, order="C"))
+        elif variable._grad is None:  # a copy unless no one else holds grad (PyTorch's rule)
+            variable._grad = variable._make_plain(first_grad(grad, variable._data, owned, dtype))
         else:  # grad cast first, as PyTorch's validate_outputs casts it
-            variable._grad._data += np.asarray(grad, variable._data.dtype)
+            variable._grad._data += np.asarray(grad, dtype or variable._grad._data.dtype)
             variable._grad._bump_version()
         for hook in list(post_accumulate_grad_hooks(variable) or ()):
             if hook(variable) is not None:

@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from . import errors
+from . import errors, hooks
 from .hooks import RetainGradHook, add_post_accumulate_grad_hook, add_tensor_hook, retains_grad
 from .node import AccumulateGrad
 from .tensor_data import TensorData, as_array, check_can_require_grad, check_new_grad
@@ -38,6 +38,8 @@ class Tensor(TensorData):
         "_view_made_in_no_grad",
         "_version_counter",
         "_post_accumulate_grad_hooks",  # set by the first register_post_accumulate_grad_hook
+        "_assigned_backward_hooks",  # set by the first assignment to _backward_hooks
+        "_grad_dtype",  # set by the first assignment to grad_dtype
         "__weakref__",
     )
 
@@ -187,6 +189,8 @@ class Tensor(TensorData):
         if not self.requires_grad:
             raise RuntimeError(errors.HOOK_WITHOUT_GRAD)
         return add_tensor_hook(self, hook)
+
+    _backward_hooks = hooks.backward_hooks_property  # a dict of hooks, as PyTorch's
 
     def _grad_accumulator(self):
         """The AccumulateGrad node of this leaf; one per leaf while the graph holds it."""

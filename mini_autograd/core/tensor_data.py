@@ -42,8 +42,7 @@ _UNDELETABLE = {
 
 
 def refuse_deletions(cls):
-    """Give `cls`'s properties data and requires_grad, and a _backward_hooks (None), PyTorch's
-    error on `del`. Deleters, not a __delattr__: a class with its own __delattr__ routes every
+    """Give `cls`'s properties data, requires_grad and _backward_hooks PyTorch's error on `del`. Deleters, not a __delattr__: a class with its own __delattr__ routes every
     attribute assignment through Python, which made creating a tensor about three times slower.
     (`del x._grad_fn` stays possible: _grad_fn is a slot.)"""
 
@@ -55,7 +54,7 @@ def refuse_deletions(cls):
 
     cls.data = cls.data.deleter(refuse("data"))
     cls.requires_grad = cls.requires_grad.deleter(refuse("requires_grad"))
-    cls._backward_hooks = property(lambda self: None, None, refuse("_backward_hooks"))
+    cls._backward_hooks = cls._backward_hooks.deleter(refuse("_backward_hooks"))
 
 
 class TensorData:
@@ -67,6 +66,12 @@ class TensorData:
         super().__init_subclass__(**kwargs)
         if "data" in vars(cls):  # Tensor itself, which defines the properties
             refuse_deletions(cls)
+
+    grad_dtype = property(
+        lambda self: _get_grad_dtype(self),
+        lambda self, dtype: _set_grad_dtype(self, dtype),
+        doc="The dtype a leaf's gradients are cast to (its own by default; None: any dtype).",
+    )
 
     @property
     def shape(self):
@@ -228,11 +233,85 @@ def check_new_grad(tensor, grad):
         raise TypeError(errors.GRAD_NOT_A_TENSOR.format(type=type(grad).__name__))
     if grad is tensor:
         raise RuntimeError(errors.GRAD_IS_ITSELF)
-    if grad._data.dtype != tensor._data.dtype:
-        raise RuntimeError(errors.grad_wrong_dtype(grad._data.dtype, tensor._data.dtype))
+    dtype = numpy_grad_dtype(tensor)
+    if dtype is not None and grad._data.dtype != dtype:
+        raise RuntimeError(errors.grad_wrong_dtype(grad._data.dtype, dtype))
     if grad.shape != tensor.shape:
         sizes = {"grad": list(grad.shape), "tensor": list(tensor.shape)}
         raise RuntimeError(errors.GRAD_WRONG_SIZE.format(**sizes))
+
+
+def first_grad(grad, data, owned, dtype):
+    """The array that becomes the first .grad of a tensor holding `data`: the gradient itself
+    when nothing else holds it (`owned`) and it is laid out as PyTorch's layout contract asks
+    (data's strides where data fills its memory without gaps, else row by row), otherwise a
+    copy laid out so, in `dtype` (None: grad's own)."""
+    row_major = data.flags.c_contiguous  # the common case, answered without a loop
+    dense, dtype = row_major or is_dense(data), np.asarray(grad).dtype if dtype is None else dtype
+    if owned and type(grad) is np.ndarray and grad.dtype == dtype and grad.flags.writeable:
+        if grad.flags.c_contiguous if row_major or not dense else _same_layout(grad, data):
+            return grad
+    copy = np.empty_like(data, dtype, order="K" if dense else "C")
+    np.copyto(copy, grad, casting="unsafe")
+    return copy
+
+
+def numpy_grad_dtype(tensor):
+    """The numpy dtype a gradient of the leaf `tensor` is cast to (None: any, kept as it is)."""
+    if not _grad_dtype_set:  # (asked for every leaf: no slot read until one is set)
+        return tensor._data.dtype
+    dtype = getattr(tensor, "_grad_dtype", _UNSET)
+    if dtype is _UNSET:
+        return tensor._data.dtype
+    return None if dtype is None else dtypes.to_numpy(dtype)
+
+
+_UNSET = object()
+_grad_dtype_set = False  # True once any tensor's grad_dtype was set
+
+
+def _get_grad_dtype(tensor):
+    if tensor.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    dtype = numpy_grad_dtype(tensor)
+    return None if dtype is None else dtypes.from_numpy(dtype)
+
+
+def _set_grad_dtype(tensor, dtype):
+    if tensor.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if dtype is not None and not isinstance(dtype, dtypes.dtype):
+        raise RuntimeError(
+            f"grad_dtype must be a torch.dtype or None, but got {type(dtype).__name__}"
+        )
+    grad = tensor._grad
+    if dtype is not None and grad is not None and grad._data.dtype != dtypes.to_numpy(dtype):
+        raise RuntimeError(
+            f"Cannot set grad_dtype to '{errors.SCALAR_TYPE_NAMES[dtypes.to_numpy(dtype).name]}' "
+            "because there is already a gradient with dtype "
+            f"'{errors.CPP_TYPE_NAMES[grad._data.dtype.name]}'. Please clear the gradient (.grad "
+            "= None) before changing grad_dtype, or ensure the new grad_dtype matches the "
+            "existing gradient's dtype."
+        )
+    global _grad_dtype_set
+    tensor._grad_dtype, _grad_dtype_set = dtype, True
+
+
+def is_dense(array):
+    """Whether array's elements fill a block of memory, in some order, without gaps or overlaps
+    (PyTorch's is_non_overlapping_and_dense; a size-1 dim's stride does not count)."""
+    step = array.itemsize
+    for stride, n in sorted((s, n) for n, s in zip(array.shape, array.strides) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
+def _same_layout(grad, data):
+    """Equal strides, but for size-1 dims (where grad's must not be 0: a view, as cat makes)."""
+    pairs = zip(data.shape, grad.strides, data.strides)
+    return all(s != 0 if n == 1 else s == t for n, s, t in pairs)
 
 
 def _ragged_error(data):

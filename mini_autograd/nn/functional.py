@@ -36,7 +36,11 @@ from ..ops.backward_functions import mse_loss_backward
 from ..ops.broadcasting import broadcasting
 from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
 from ..ops.derivatives import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
-from ..ops.inplace_elementwise import leaky_relu_, relu_  # noqa: F401 (F.relu_..., as in torch)
+from ..ops.inplace_elementwise import (  # noqa: F401 (F.relu_..., as in torch)
+    leaky_relu_,
+    relu_,
+    threshold_,
+)
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     adaptive_avg_pool2d,
     avg_pool1d,
@@ -48,7 +52,11 @@ from ..ops.promotion import promote_types, result_type
 from ..ops.recording import record
 from ..random import default_generator
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
-from .normalization import batch_norm, layer_norm  # noqa: F401 (F.batch_norm..., as in torch)
+from .normalization import (  # noqa: F401 (F.batch_norm..., as in torch)
+    batch_norm,
+    instance_norm,
+    layer_norm,
+)
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -69,6 +77,14 @@ def linear(input, weight, bias=None):
 def relu(input, inplace=False):
     """max(input, 0); in place (input.relu_()) with inplace=True."""
     return input.relu_() if inplace else derivatives.relu(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """value where input <= threshold, else input; in place (ThresholdBackward1) with
+    inplace=True."""
+    if inplace:
+        return threshold_(input, threshold, value)
+    return elementwise.threshold(input, threshold, value)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -1,6 +1,9 @@
 """Normalisation layers, each one node as in PyTorch: BatchNorm1d/2d (NativeBatchNormBackward0:
 batch statistics while training, running ones in eval) and LayerNorm (NativeLayerNormBackward0)."""
 
+import math
+import warnings
+
 import numpy as np
 
 from ..core import dtypes
@@ -210,6 +213,97 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation of (N, C, H, W) inputs, per channel C."""
 
     dims = (4,)
+
+
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-05,
+):
+    """(x - mean) / sqrt(var + eps) * weight + bias, the statistics of each channel of each
+    sample: as PyTorch computes it, batch_norm of input viewed as one sample of N * C channels,
+    viewed back; running statistics (one per channel) move by their mean over the samples."""
+    shape = input.shape
+    if use_input_stats and math.prod(shape[2:]) == 1:
+        raise ValueError(
+            "Expected more than 1 spatial element when training, got input size "
+            f"torch.Size({list(shape)})"
+        )
+    b, c = shape[0], shape[1]
+    weight_, bias_, mean_, var_ = (
+        None if t is None else t.repeat(b) for t in (weight, bias, running_mean, running_var)
+    )
+    reshaped = input.contiguous().view(1, b * c, *shape[2:])
+    out = batch_norm(reshaped, mean_, var_, weight_, bias_, use_input_stats, momentum, eps)
+    with no_grad():
+        for running, moved in ((running_mean, mean_), (running_var, var_)):
+            if running is not None:
+                running.copy_(moved.view(b, c).mean(0))
+    return out.view(shape)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Normalise each channel of each sample by its own statistics (no affine, no running
+    statistics by default)."""
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-05,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input):
+        """instance_norm with this layer's parameters (and running statistics, if tracked)."""
+        if input.dim() not in self.dims:
+            expected = " or ".join(f"{d}D" for d in self.dims)
+            raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
+        feature_dim = input.dim() - (self.dims[0])
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features "
+                    f"({self.num_features}), but got: {input.size(feature_dim)}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can silence "
+                "this warning by not passing in num_features, which is not used because "
+                "affine=False",
+                stacklevel=3,
+            )
+        if input.dim() == self.dims[0]:  # one sample, without its batch dim
+            return self._instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._instance_norm(input)
+
+    def _instance_norm(self, input):
+        momentum = self.momentum if self.momentum is not None else 0.0
+        use_input_stats = self.training or not self.track_running_stats
+        running = (self.running_mean, self.running_var)
+        return instance_norm(
+            input, *running, self.weight, self.bias, use_input_stats, momentum, self.eps
+        )
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) inputs, or one (C, L) sample."""
+
+    dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) inputs, or one (C, H, W) sample."""
+
+    dims = (3, 4)
 
 
 class NativeLayerNormBackward0(Node):

@@ -32,7 +32,7 @@ from .convolution import conv1d, conv2d
 from .derivatives import OPERATIONS
 from .diagonal import diagonal
 from .einsum import einsum
-from .elementwise import atan2, ceil, clone, floor, round, square
+from .elementwise import atan2, ceil, clone, floor, round, square, threshold
 from .function_form import function_form
 from .histogram import histogram
 from .indexing import flip, gather, index_select, scatter
@@ -47,8 +47,9 @@ from .inplace_elementwise import (
     neg_,
     round_,
     square_,
+    threshold_,
 )
-from .inplace_shape import resize_as_
+from .inplace_shape import as_strided_, resize_as_
 from .linalg import addmm, bmm, diag, dot, matmul, mm, mv, outer, trace, tril, triu
 from .median import median, nanmedian
 from .piecewise import clamp, clamp_max, clamp_min, clip, masked_fill, maximum, minimum, where
@@ -137,6 +138,7 @@ __all__ = [
     "argmin",
     "argsort",
     "as_strided",
+    "as_strided_",
     "atan2",
     "avg_pool1d",
     "bmm",
@@ -237,6 +239,8 @@ __all__ = [
     "sum",
     "t",
     "topk",
+    "threshold",
+    "threshold_",
     "trace",
     "transpose",
     "tril",

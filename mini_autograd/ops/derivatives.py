@@ -208,6 +208,14 @@ NODES = {
         },
     ),
     "SgnBackward0": ("the sign of each element, -1, 0 or 1", {"self": "grad * 0"}),
+    "ThresholdBackward0": (
+        "self if self > threshold else value",
+        {"self": "threshold_backward(grad, self, threshold)"},
+    ),
+    "ThresholdBackward1": (
+        "self = threshold(self, threshold, value) in place (self: a clone taken before)",
+        {"self": "threshold_backward(grad, self, threshold)"},
+    ),
     "LeakyReluBackward0": (
         "self if self > 0 else negative_slope * self",
         {"self": "leaky_relu_backward(grad, self, negative_slope)"},

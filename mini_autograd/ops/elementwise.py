@@ -11,6 +11,7 @@ from ..core.device import check as check_device
 from ..core.errors import SCALAR_TYPE_NAMES
 from ..core.node import Node
 from ..core.tensor import Tensor
+from ..memory_format import contiguous_format, is_laid_out, laid_out, preserve_format
 from .broadcasting import broadcasting, summed_to_inputs
 from .derivatives import (
     CeilBackward0,
@@ -19,6 +20,8 @@ from .derivatives import (
     LeakyReluBackward0,
     RoundBackward0,
     RoundBackward1,
+    ThresholdBackward0,
+    ThresholdBackward1,
     cast,
     leaky_relu_backward,
     reciprocal,
@@ -104,6 +107,25 @@ def _leaky_relu(self, negative_slope):
     return np.where(x > 0, x, x * negative_slope)
 
 
+def threshold(self, threshold, value):
+    """value where self <= threshold, else self (NaN stays NaN).
+
+    backward: g where self > threshold, else 0.
+    """
+    return _threshold(self, threshold, value, ThresholdBackward0)
+
+
+def threshold_recorded_in_place(self, threshold, value):
+    """threshold recorded as its in-place form records it (ThresholdBackward1, which saves self:
+    inplace_elementwise.threshold_ gives it a clone taken before the change)."""
+    return _threshold(self, threshold, value, ThresholdBackward1)
+
+
+def _threshold(self, threshold, value, node_type):
+    data = np.where(self._data <= threshold, value, self._data).astype(self._data.dtype)
+    return record(node_type, data, (self,), {"self": self, "threshold": threshold})
+
+
 def square(self):
     """self ** 2, recorded as the power it is (PowBackward0); backward: g * 2 * self."""
     return self**2
@@ -133,20 +155,26 @@ def round(self, decimals=None):
     return _rounded(RoundBackward1, self, lambda x: np.round(x, decimals))
 
 
-def clone(self):
-    """A copy with its own memory, still connected to the graph."""
-    data = self._data.copy()
+def clone(self, *, memory_format=None):
+    """A copy with its own memory, still connected to the graph (laid out as memory_format
+    asks; without one, row by row)."""
+    data = self._data.copy() if memory_format is None else laid_out(self._data, memory_format)
     return record(CloneBackward0, data, (self,))
 
 
-def contiguous(self):
-    """self when its elements are already laid out row by row in memory, else clone(self)."""
-    return self if self._data.flags.c_contiguous else clone(self)
+def contiguous(self, *, memory_format=contiguous_format):
+    """self when its elements already lie in memory_format's order (row by row by default),
+    else a clone laid out so."""
+    if is_laid_out(self._data, memory_format):
+        return self
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(self, memory_format=memory_format)
 
 
-def is_contiguous(self):
-    """True when the elements are laid out row by row in memory (no view has reordered them)."""
-    return self._data.flags.c_contiguous
+def is_contiguous(self, *, memory_format=contiguous_format):
+    """True when the elements lie in memory in memory_format's order (row by row by default)."""
+    return is_laid_out(self._data, memory_format)
 
 
 def tensor_type(self, dtype=None, non_blocking=False, **kwargs):

@@ -116,6 +116,7 @@ clamp_min_ = in_place(piecewise.clamp_min, keeps_self=True)
 floor_ = in_place(el.floor)
 leaky_relu_ = in_place(el.leaky_relu_from_result, name="leaky_relu_")  # LeakyReluBackward1
 neg_ = in_place(ar.neg)
+threshold_ = in_place(el.threshold_recorded_in_place, keeps_self=True, name="threshold_")
 pow_ = in_place(ar.pow, keeps_self=True)
 round_ = in_place(el.round)
 square_ = in_place(el.square, keeps_self=True)

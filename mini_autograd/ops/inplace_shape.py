@@ -1,5 +1,6 @@
-"""In-place changes of shape: unsqueeze_ and transpose_ (the same memory seen with new strides,
-recorded), resize_ and resize_as_ (new sizes, as torch's storage keeps its first elements)."""
+"""In-place changes of shape: unsqueeze_, squeeze_, transpose_ (swapdims_, swapaxes_), t_ and
+as_strided_ (the same memory seen with new strides, recorded), resize_ and resize_as_ (new sizes,
+as torch's storage keeps its first elements)."""
 
 import math
 
@@ -8,9 +9,17 @@ import numpy as np
 from ..core import errors, inference
 from ..core.grad_mode import GradMode
 from ..core.node import Node, gradient_edge
+from .derivatives import SqueezeBackward0, SqueezeBackward4
 from .inplace import _check_inplace_allowed, _set_history, announce
 from .recording import check_tensor
-from .shape import TransposeBackward0, normalize_dim, shape_arg
+from .shape import (
+    AsStridedBackward0,
+    TBackward0,
+    TransposeBackward0,
+    normalize_dim,
+    shape_arg,
+    strided_view,
+)
 
 
 class UnsqueezeBackward1(Node):
@@ -24,6 +33,30 @@ class UnsqueezeBackward1(Node):
 
 class TransposeBackward1(TransposeBackward0):
     """self.transpose_(dim0, dim1):  d self = g swapped back."""
+
+    __slots__ = ()
+
+
+class TBackward1(TBackward0):
+    """self.t_():  d self = g transposed back."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward3(SqueezeBackward0):
+    """self.squeeze_():  d self = g with self's size-1 dims put back."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward5(SqueezeBackward0):
+    """self.squeeze_(dims):  d self = g with the size-1 dims among dims put back."""
+
+    __slots__ = ()
+
+
+class AsStridedBackward1(AsStridedBackward0):
+    """self.as_strided_(size, stride, storage_offset):  as as_strided's backward."""
 
     __slots__ = ()
 
@@ -58,6 +91,42 @@ def transpose_(self, dim0, dim1):
     d0, d1 = normalize_dim(dim0, self._data.ndim), normalize_dim(dim1, self._data.ndim)
     saved = {"dim0": dim0, "dim1": dim1}
     return _restride(self, np.swapaxes(self._data, d0, d1), TransposeBackward1, saved)
+
+
+def swapdims_(self, dim0, dim1):
+    """transpose_(dim0, dim1)."""
+    return transpose_(self, dim0, dim1)
+
+
+def t_(self):
+    """Transpose a matrix of at most 2 dims, in place: the same memory, reversed strides."""
+    if self._data.ndim > 2:
+        raise RuntimeError(
+            f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D"
+        )
+    _check_inplace_allowed(self)
+    return _restride(self, self._data.T, TBackward1, {})
+
+
+def squeeze_(self, dim=None):
+    """Remove dimensions of size 1 (all, or those among `dim`, an int or a tuple), in place."""
+    _check_inplace_allowed(self)
+    sizes = {"self_sym_sizes": self._data.shape}
+    if dim is None:
+        return _restride(self, np.squeeze(self._data), SqueezeBackward3, sizes)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    ones = tuple(
+        d for d in (normalize_dim(d, self._data.ndim) for d in dims) if self._data.shape[d] == 1
+    )
+    node_type = SqueezeBackward4 if isinstance(dim, int) else SqueezeBackward5
+    return _restride(self, np.squeeze(self._data, ones), node_type, dict(dim=dim, **sizes))
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """as_strided(size, stride, storage_offset), in place: self shows that part of its memory."""
+    _check_inplace_allowed(self)
+    data, saved, args = strided_view(self, size, stride, storage_offset)
+    return _restride(self, data, AsStridedBackward1, saved, args)
 
 
 def resize_(self, *sizes):

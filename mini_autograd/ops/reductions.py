@@ -21,6 +21,8 @@ from .derivatives import (
     SumBackward0,
     SumBackward1,
     cast,
+    div_scalar,
+    expand_back,
     mul_scalar,
 )
 from .indexing import ScatterBackward0, flip, scatter_into_zeros
@@ -173,9 +175,45 @@ class StdBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        result = self.saved("result")
-        g_var = masked_fill(g / mul_scalar(result, 2), result == 0, 0)
-        return (_var_backward(g_var, self.saved("self"), self._saved),)
+        return (_std_backward(g, self.saved("self"), self.saved("result"), self._saved),)
+
+
+class VarMeanBackward0(Node):
+    """(var, mean) = var_mean(self, dim):  d self = var's backward of g_var + mean's of g_mean."""
+
+    __slots__ = ()
+
+    def apply(self, g_var=None, g_mean=None):
+        x = self.saved("self")
+        g = None if g_var is None else _var_backward(g_var, x, self._saved)
+        return (_plus_mean_backward(g, g_mean, x, self._saved),)
+
+
+class StdMeanBackward0(Node):
+    """(std, mean) = std_mean(self, dim):  d self = std's backward of g_std + mean's of g_mean."""
+
+    __slots__ = ()
+
+    def apply(self, g_std=None, g_mean=None):
+        x = self.saved("self")
+        g = None if g_std is None else _std_backward(g_std, x, self.saved("result0"), self._saved)
+        return (_plus_mean_backward(g, g_mean, x, self._saved),)
+
+
+def _plus_mean_backward(g, g_mean, x, saved):
+    """g plus mean's backward of g_mean (either may be None), as PyTorch's var_mean_backward."""
+    if g_mean is None:
+        return g
+    dims = _normalize_dims(saved["dim"], x._data.ndim)
+    count = x._data.size // (g_mean._data.size or 1)
+    g_self = div_scalar(expand_back(g_mean, dims, saved["keepdim"], x._data.shape), count)
+    return g_self if g is None else g + g_self
+
+
+def _std_backward(g, x, result, saved):
+    """var's backward of g / (2 * out), 0 where out = 0."""
+    g_var = masked_fill(g / mul_scalar(result, 2), result == 0, 0)
+    return _var_backward(g_var, x, saved)
 
 
 def _var_backward(g, x, saved):
@@ -359,16 +397,13 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=N
 
 
 def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(var, mean) over dim, in one call. PyTorch records one VarMeanBackward0 node for both;
-    here each is its own node (VarBackward0, MeanBackward), with the same gradients."""
-    kept = {"keepdim": keepdim} if dim is None else {"dim": dim, "keepdim": keepdim}
-    return var(self, dim, unbiased, keepdim, correction=correction), mean(self, **kept)
+    """(var, mean) over dim, in one call, recorded by one VarMeanBackward0 node (two outputs)."""
+    return _variance(self, dim, unbiased, keepdim, correction, "var_mean")
 
 
 def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(std, mean) over dim, in one call (PyTorch's one StdMeanBackward0 node is two here)."""
-    kept = {"keepdim": keepdim} if dim is None else {"dim": dim, "keepdim": keepdim}
-    return std(self, dim, unbiased, keepdim, correction=correction), mean(self, **kept)
+    """(std, mean) over dim, in one call, recorded by one StdMeanBackward0 node (two outputs)."""
+    return _variance(self, dim, unbiased, keepdim, correction, "std_mean")
 
 
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
@@ -397,10 +432,10 @@ def _variance(self, dim, unbiased, keepdim, correction, name):
             UserWarning,
             stacklevel=3,
         )
-    squares = (x - x.mean(axis=dims, keepdims=True)) ** 2
+    means = x.mean(axis=dims, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.sum(squares, axis=dims, keepdims=keepdim) / np.maximum(dof, 0)
-    data = np.asarray(np.sqrt(values) if name == "std" else values, dtype=x.dtype)
+        values = np.sum((x - means) ** 2, axis=dims, keepdims=keepdim) / np.maximum(dof, 0)
+    data = np.asarray(np.sqrt(values) if name.startswith("std") else values, dtype=x.dtype)
     saved = {
         "correction": correction,
         "dim": None if dim is None else _as_given(dim),
@@ -409,7 +444,15 @@ def _variance(self, dim, unbiased, keepdim, correction, name):
     }
     if name == "std":
         return record(StdBackward0, data, (self,), saved, save_result_as="result")
-    return record(VarBackward0, data, (self,), saved)
+    if name == "var":
+        return record(VarBackward0, data, (self,), saved)
+    means = np.asarray(means if keepdim else np.squeeze(means, dims), dtype=x.dtype)
+    if name == "var_mean":
+        first = record(VarMeanBackward0, data, (self,), saved)
+    else:
+        first = record(StdMeanBackward0, data, (self,), saved, save_result_as="result0")
+    node = first.grad_fn
+    return first, Tensor._make(means) if node is None else Tensor._make(means, True, node, 1)
 
 
 def logsumexp(self, dim=None, keepdim=False, axis=None, keepdims=None):

@@ -484,6 +484,12 @@ def memory_places(size, stride, storage_offset):
 def as_strided(self, size, stride, storage_offset=None):
     """A view of the memory self lies in: element i is at storage_offset + sum(i[k] * stride[k])
     (storage_offset: self's own by default); backward: AsStridedBackward0."""
+    data, saved, args = strided_view(self, size, stride, storage_offset)
+    return _view_of(self, data, AsStridedBackward0, saved, args)
+
+
+def strided_view(self, size, stride, storage_offset):
+    """as_strided's array, with what its node saves and its args (self's place in the memory)."""
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     base = self if self._view_base is None else self._view_base
     itemsize = self._data.itemsize
@@ -500,9 +506,7 @@ def as_strided(self, size, stride, storage_offset=None):
     memory = np.lib.stride_tricks.as_strided(base._data, (span,), (itemsize,))
     data = np.lib.stride_tricks.as_strided(memory[offset:], size, [s * itemsize for s in stride])
     saved = {"size": size, "stride": stride, "storage_offset": storage_offset}
-    return _view_of(
-        self, data, AsStridedBackward0, saved, (self_size, self_stride, self_offset, span)
-    )
+    return data, saved, (self_size, self_stride, self_offset, span)
 
 
 def as_strided_node(base, size, stride, storage_offset):

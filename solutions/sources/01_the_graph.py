@@ -220,11 +220,11 @@ check_leaves(my_predictions)
 # `with no_grad():` turns recording off inside the block and restores it after, even when the
 # block raises; blocks nest, and `enable_grad` inside `no_grad` turns recording on for its own
 # block only. `no_grad` and `enable_grad` are subclasses of `_SetGradMode` that differ only in
-# `mode`. Write its `__enter__`, `__exit__` and `__call__` (the decorator form, `@no_grad()`, which
-# runs the decorated function inside a fresh block, and returns a function that still answers to
-# the decorated one's name and docstring, as any well-behaved decorator does). What should `__exit__` restore after
-# `with no_grad(): with no_grad(): ...`? And what does returning a true value from `__exit__` do to
-# an exception?
+# `mode`. Write its `__enter__`, `__exit__` and `__call__` (the decorator form, `@no_grad()`,
+# which runs the decorated function inside a fresh block, and returns a function that still
+# answers to the decorated one's name and docstring, as any well-behaved decorator does). What
+# should `__exit__` restore after `with no_grad(): with no_grad(): ...`? And what does returning
+# a true value from `__exit__` do to an exception?
 
 # %%
 track.check("1.6")

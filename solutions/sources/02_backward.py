@@ -177,7 +177,8 @@ track.check("2.6")
 # %% [markdown]
 # ## Exercise 2.7 (your engine): the run loop
 #
-# The heart of the engine: `_run_loop`, given the roots' edges, their gradients, `retain_graph` and `capture`. It must
+# The heart of the engine: `_run_loop`, given the roots' edges, their gradients, `retain_graph`
+# and `capture`. It must
 #
 # * give each root its starting gradient, and add up gradients that arrive at the same node (a
 #   **buffer** per node); a root may be missing from the counts (no edge points into it);
@@ -201,20 +202,23 @@ track.check("2.6")
 #   node at its end still counts it as arrived, and a node that receives nothing but `None`
 #   does not run `apply`: `None` is what flows on from it. Its hooks still run, and see `None`.
 #
-# Also write `register_hook` (a tensor's hook goes to the node that receives its gradient: which
-# one is that, for a leaf? PyTorch refuses a tensor that does not require grad, saying "cannot
-# register a hook on a tensor that doesn't require gradient", and returns a handle; here
-# returning the hook itself will do) and `retain_grad` (a hook that keeps the
-# gradient in `.grad`, adding when one is already there, into a new tensor: unlike a leaf's
-# accumulation in 2.8, PyTorch does not add into the old `.grad`; the first one it keeps must be `.grad`'s
-# own memory, since the gradient that arrives may be shared, for instance the very tensor given
-# to `backward`: PyTorch keeps a clone, recorded like any operation (the given node
-# `CloneBackward0`), so that under `create_graph` the kept gradient is part of the graph; on a
-# leaf it does nothing, and on a
-# tensor that does not require grad PyTorch refuses, with `RETAIN_GRAD_MESSAGE`). In PyTorch
-# that hook runs after the tensor's other hooks, whatever the order they were registered in:
-# the node keeps it apart, in `_retain_grad_hook`, and your loop calls it last. The check compares the order the nodes run in,
-# and the gradients, with PyTorch's.
+# Also write two small pieces:
+#
+# * `register_hook(self, hook)`: a tensor's hook goes to the node that receives its gradient
+#   (which one is that, for a leaf?). PyTorch refuses a tensor that does not require grad
+#   ("cannot register a hook on a tensor that doesn't require gradient") and returns a handle;
+#   returning the hook itself will do here.
+# * `retain_grad(self)`: a hook that keeps the gradient in `.grad`. The first gradient it keeps
+#   must be memory of `.grad`'s own, since the one that arrives may be shared (the very tensor
+#   given to `backward`, say): PyTorch keeps a clone, recorded like any operation (the given
+#   node `CloneBackward0`), so that under `create_graph` it is part of the graph. A later one is
+#   added into a new tensor: unlike a leaf's accumulation in 2.8, PyTorch does not add into the
+#   old `.grad`. On a leaf it does nothing; on a tensor that does not require grad PyTorch
+#   refuses, with `RETAIN_GRAD_MESSAGE`. This hook runs after the tensor's other hooks, whatever
+#   the order they were registered in: the node keeps it apart, in `_retain_grad_hook`, and
+#   your loop calls it last.
+#
+# The check compares the order the nodes run in, and the gradients, with PyTorch's.
 #
 # <details><summary>Pseudo-code</summary>
 #
@@ -237,7 +241,8 @@ track.check("2.7")
 # ## Exercise 2.8 (your engine): accumulating into `.grad`
 #
 # The last node on every path is a leaf's `AccumulateGrad`. Write its `__init__` (it has no
-# inputs; it remembers its leaf as `variable`, PyTorch's name, and among ready nodes it must run first) and its `apply(grad)`:
+# inputs; it remembers its leaf as `variable`, PyTorch's name, and among ready nodes it must run
+# first) and its `apply(grad)`:
 #
 # * the first gradient becomes `variable.grad` as a copy of its own, recorded like any operation
 #   (the given node `CopyBackwards`, PyTorch's): outside the graph unless grad mode is on, which
@@ -254,8 +259,8 @@ track.check("2.7")
 # <details><summary>Which of these does PyTorch do?</summary>
 #
 # Run in a cell: `x = torch.ones(2, requires_grad=True); (x * 2).sum().backward(); g = x.grad;
-# m = x.grad.detach(); (x * 3).sum().backward()`, then compare `g is x.grad`, `g` and `m`. Then the same with
-# `create_graph=True` on the second call, and `x.grad.requires_grad`.
+# m = x.grad.detach(); (x * 3).sum().backward()`, then compare `g is x.grad`, `g` and `m`. Then
+# the same with `create_graph=True` on the second call, and `x.grad.requires_grad`.
 # </details>
 
 # %%

@@ -139,7 +139,6 @@ class TestAutogradDeviceTypeCPU(Harness):
                 with self.assertRaisesRegex(RuntimeError, "floating point"):
                     f()
 
-    @mini_fails("missing API", "torch.channels_last (memory formats)")
     def test_advanced_indexing_backwards_memory_format_cpu(self, torch):
         shape = (2, 8, 1, 2)
         i = torch.randint(1, shape, device=DEVICE).contiguous(memory_format=torch.channels_last)
@@ -327,7 +326,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         self.assertTrue(torch.autograd.gradcheck(fn, [r]))
         self.assertTrue(torch.autograd.gradgradcheck(fn, [r]))
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_inplace_on_view_python_cpu(self, torch):
         a = torch.randn(4, 4, dtype=torch.double, device=DEVICE, requires_grad=True)
         b = torch.randn(2, 2, dtype=torch.double, device=DEVICE, requires_grad=True)
@@ -388,7 +386,6 @@ class TestAutogradDeviceTypeCPU(Harness):
             ):
                 s1.mul_(s2)
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_inplace_on_view_undefined_grad_output_cpu(self, torch):
         a = torch.tensor([1.0], requires_grad=True)
         c = a.clone()
@@ -421,9 +418,6 @@ class TestAutogradDeviceTypeCPU(Harness):
         self.assertTrue(torch.autograd.gradcheck(fn, (vec)))
         self.assertTrue(torch.autograd.gradgradcheck(fn, (vec)))
 
-    @mini_fails(
-        "missing API", "torch.contiguous_format and channels_last (memory formats), Tensor.stride"
-    )
     def test_strided_leaf_grad_layout_cpu(self, torch):
         # A dense leaf gets a .grad of its own layout.
         for fmt_a in (torch.contiguous_format, torch.channels_last):

@@ -161,7 +161,10 @@ class TestAutograd(Harness):
             self.assertEqual(expected, actual)
 
     @mini_fails(
-        "missing API", "torch.autograd._force_original_view_tracking and is_view_replay_enabled"
+        "missing API",
+        "torch.autograd._force_original_view_tracking and is_view_replay_enabled (view replay: "
+        "a view's history remade by replaying its view operations, where mini_autograd always "
+        "uses as_strided)",
     )
     def test_view_replay_enabled(self, torch):
         def f(x):
@@ -231,11 +234,6 @@ class TestAutograd(Harness):
         ):
             y.add_(1)
 
-    @mini_fails(
-        "missing API",
-        "nn.InstanceNorm2d; behind it F.threshold (with relu_ for threshold_, the second half "
-        "runs: tests/test_setitem_views.py's p_double_backward_through_in_place_on_view)",
-    )
     def test_inplace_on_view_backward(self, torch):
         net = torch.nn.Sequential(torch.nn.InstanceNorm2d(2), torch.nn.ReLU(True))
         x = torch.tensor([[[[1.0, 1.0]]]], requires_grad=True)

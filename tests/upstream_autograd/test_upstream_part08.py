@@ -207,9 +207,6 @@ class TestAutograd(Harness):
                         self.assertTrue(bw_called[0] == expected_called)
                         self.assertTrue(ga_nz[0])
 
-    @mini_fails(
-        "missing API", "Tensor.as_strided_, t_, squeeze_, swapdims_ and swapaxes_ (in-place views)"
-    )
     def test_autograd_inplace_views_creation_meta(self, torch):
         class Func(torch.autograd.Function):
             @staticmethod
@@ -358,7 +355,6 @@ class TestAutograd(Harness):
         ):
             out += 1
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_autograd_python_custom_function_inplace(self, torch):
         bw_called = [0]
 
@@ -515,7 +511,6 @@ class TestAutograd(Harness):
         with self.assertRaisesRegex(RuntimeError, "a view of a leaf Variable that requires grad"):
             Func.apply(b)
 
-    @mini_fails("missing API", "ctx.mark_dirty on a view input")
     def test_custom_function_saving_mutated_view_no_leak(self, torch):
         class Test(torch.autograd.Function):
             @staticmethod
