@@ -1,6 +1,6 @@
-"""The op catalogue's convolutions, poolings and losses: F.conv1d, F.conv2d, max/avg/adaptive
-pooling, and nn.functional's losses, as `Op` entries run by the parity suite
-(tests/test_ops_parity.py).
+"""The op catalogue's convolutions, poolings, resamplings and losses: F.conv1d, F.conv2d, their
+transposed forms, max/avg/adaptive pooling, F.interpolate, F.pad, and
+nn.functional's losses, as `Op` entries run by the parity suite (tests/test_ops_parity.py).
 
 A convolution is run with every input requiring grad, then with one at a time; a pooling has one
 input; a loss runs on fixed arrays (probabilities, targets in [0, 1), class labels).
@@ -67,6 +67,26 @@ CONVS = {
         ((2, 4, 8), (4, 2, 4)),
     ),
     "conv1d-unbatched": (lambda lib, x, w: F(lib).conv1d(x, w), ((3, 9), (2, 3, 4))),
+    "conv_transpose2d": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b),
+        ((2, 3, 4, 5), (3, 4, 3, 2), (4,)),
+    ),
+    "conv_transpose2d-stride-padding-output_padding": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, 2, 1, 1),
+        ((2, 3, 4, 3), (3, 2, 3, 3), (2,)),
+    ),
+    "conv_transpose2d-groups-dilation": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, (1, 2), 0, 0, 2, 2),
+        ((1, 4, 3, 3), (4, 3, 2, 2), (6,)),
+    ),
+    "conv_transpose2d-unbatched-no-bias": (
+        lambda lib, x, w: F(lib).conv_transpose2d(x, w, stride=2),
+        ((3, 4, 4), (3, 2, 3, 3)),
+    ),
+    "conv_transpose1d": (
+        lambda lib, x, w, b: F(lib).conv_transpose1d(x, w, b, stride=3, padding=1),
+        ((2, 3, 5), (3, 2, 4), (2,)),
+    ),
 }
 
 # --- pooling -------------------------------------------------------------------------------------
@@ -116,6 +136,37 @@ POOLS = {
 }
 
 
+# --- resampling -----------------------------------------------------------------------------------
+RESAMPLES = {
+    "interpolate-nearest": (lambda lib, x: F(lib).interpolate(x, scale_factor=2), B),
+    "interpolate-nearest-size": (lambda lib, x: F(lib).interpolate(x, size=(5, 11)), B),
+    "interpolate-nearest-fraction": (lambda lib, x: F(lib).interpolate(x, scale_factor=0.7), B),
+    "interpolate-nearest-exact": (
+        lambda lib, x: F(lib).interpolate(x, scale_factor=1.5, mode="nearest-exact"),
+        B,
+    ),
+    "interpolate-nearest-1d": (lambda lib, x: F(lib).interpolate(x, 13), L),
+    "interpolate-bilinear": (
+        lambda lib, x: F(lib).interpolate(x, scale_factor=2, mode="bilinear"),
+        B,
+    ),
+    "interpolate-bilinear-size-align-corners": (
+        lambda lib, x: F(lib).interpolate(x, (4, 11), mode="bilinear", align_corners=True),
+        B,
+    ),
+    "interpolate-bilinear-recompute": (
+        lambda lib, x: F(lib).interpolate(
+            x, scale_factor=(1.3, 0.5), mode="bilinear", recompute_scale_factor=True
+        ),
+        B,
+    ),
+    "interpolate-linear": (lambda lib, x: F(lib).interpolate(x, 5, mode="linear"), L),
+    "interpolate-area": (lambda lib, x: F(lib).interpolate(x, (4, 3), mode="area"), B),
+    "pad": (lambda lib, x: F(lib).pad(x, (1, 2)), B),
+    "pad-two-dims-value-cut": (lambda lib, x: F(lib).pad(x, (1, -2, 0, 3), value=1.5), B),
+}
+
+
 def _all_then_each(n):
     """Every input requiring grad, then each input alone."""
     return ((True,) * n, *(tuple(i == j for j in range(n)) for i in range(n)))
@@ -125,6 +176,7 @@ CONV_OPS = [
     Op(name, fn, shapes, masks=_all_then_each(len(shapes))) for name, (fn, shapes) in CONVS.items()
 ]
 POOL_OPS = [Op(name, fn, (shape,)) for name, (fn, shape) in POOLS.items()]
+RESAMPLE_OPS = [Op(name, fn, (shape,)) for name, (fn, shape) in RESAMPLES.items()]
 
 
 # --- losses ---------------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from .conv import (
     AvgPool2d,
     Conv1d,
     Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
     MaxPool1d,
     MaxPool2d,
 )
@@ -50,10 +52,11 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .parallel import DataParallel
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .upsampling import Upsample
 
 # torch.nn.parameter's names for the tensors of lazy modules (defined in lazy.py)
 for _name in (
@@ -75,6 +78,8 @@ __all__ = [
     "BatchNorm2d",
     "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "CrossEntropyLoss",
     "DataParallel",
     "Dropout",
@@ -88,6 +93,8 @@ __all__ = [
     "Hardtanh",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
     "L1Loss",
     "LSTM",
     "LSTMCell",
@@ -122,6 +129,7 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "Upsample",
     "UninitializedBuffer",
     "UninitializedParameter",
     "functional",

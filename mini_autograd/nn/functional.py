@@ -34,7 +34,13 @@ from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
 )
 from ..ops.backward_functions import mse_loss_backward
 from ..ops.broadcasting import broadcasting
-from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
+from ..ops.convolution import (  # noqa: F401 (F.conv2d..., as in torch)
+    constant_pad_nd,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+)
 from ..ops.derivatives import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
 from ..ops.inplace_elementwise import leaky_relu_, relu_  # noqa: F401 (F.relu_..., as in torch)
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
@@ -48,7 +54,12 @@ from ..ops.promotion import promote_types, result_type
 from ..ops.recording import record
 from ..random import default_generator
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
-from .normalization import batch_norm, layer_norm  # noqa: F401 (F.batch_norm..., as in torch)
+from .normalization import (  # noqa: F401 (F.batch_norm..., as in torch)
+    batch_norm,
+    instance_norm,
+    layer_norm,
+)
+from .upsampling import interpolate  # noqa: F401 (F.interpolate, next to nn.Upsample)
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -64,6 +75,23 @@ def linear(input, weight, bias=None):
         return linalg.addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
     out = linalg.matmul(input, weight.t())
     return out if bias is None else out + bias
+
+
+def pad(input, pad, mode="constant", value=None):
+    """input with pad[2i] values before and pad[2i + 1] after its i-th last dim (negative: cut
+    off), filled with `value` (0 when None); mode 'constant' only."""
+    if mode != "constant":
+        raise NotImplementedError(
+            f"mini_autograd's pad has mode='constant' only, not mode='{mode}'"
+        )
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}"
+        )
+    return constant_pad_nd(input, tuple(pad), 0 if value is None else value)
 
 
 def relu(input, inplace=False):

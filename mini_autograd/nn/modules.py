@@ -19,6 +19,7 @@ from . import (
     module,
     normalization,
     rnn,
+    upsampling,
 )
 
 # PyTorch's file under torch/nn/modules/ -> what it holds (defined elsewhere in mini_autograd.nn)
@@ -45,7 +46,14 @@ _CONTENTS = {
         lazy.LazyBatchNorm2d,
     ],
     "container": [containers.ModuleDict, containers.ModuleList, containers.Sequential],
-    "conv": [conv.Conv1d, conv.Conv2d, lazy.LazyConv1d, lazy.LazyConv2d],
+    "conv": [
+        conv.Conv1d,
+        conv.Conv2d,
+        conv.ConvTranspose1d,
+        conv.ConvTranspose2d,
+        lazy.LazyConv1d,
+        lazy.LazyConv2d,
+    ],
     "dropout": [layers.Dropout],
     "flatten": [layers.Flatten],
     "lazy": [lazy.LazyModuleMixin],
@@ -67,7 +75,9 @@ _CONTENTS = {
         hooks.register_module_full_backward_hook,
         hooks.register_module_full_backward_pre_hook,
     ],
+    "instancenorm": [normalization.InstanceNorm1d, normalization.InstanceNorm2d],
     "normalization": [normalization.LayerNorm],
+    "upsampling": [upsampling.Upsample],
     "rnn": [
         rnn.GRU,
         rnn.GRUCell,
