@@ -16,6 +16,7 @@ from . import (
     autograd,
     backends,
     cuda,
+    distributions,
     nn,
     optim,
     profiler,
