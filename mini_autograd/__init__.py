@@ -106,6 +106,8 @@ from .creation import (
 from .instruments.diagnose import diagnosis_mode, set_diagnosis_mode
 from .instruments.freeing_log import freeing_log
 from .instruments.torch_doctor import doctor
+from .nn.distance import cosine_similarity, pairwise_distance
+from .nn.functional import torch_dropout as dropout
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.inplace import view_history as _view_history
 from .ops.methods import install as _install_methods

@@ -106,6 +106,11 @@ OPS = [
     Op("vec_mat", lambda lib, a, b: a @ b, ((3,), (3, 4))),
     Op("3d_2d", lambda lib, a, b: a @ b, ((2, 2, 3), (3, 4))),
     Op("3d_3d", lambda lib, a, b: a @ b, ((2, 2, 3), (2, 3, 4))),
+    Op("4d_4d_broadcast", lambda lib, a, b: a @ b, ((2, 1, 2, 3), (3, 3, 4))),
+    Op("3d_1d", lambda lib, a, b: a @ b, ((2, 2, 3), (3,))),
+    Op("1d_3d", lambda lib, a, b: a @ b, ((3,), (2, 3, 4))),
+    Op("2d_3d", lambda lib, a, b: a @ b, ((2, 3), (2, 3, 4))),
+    Op("attention_scores", lambda lib, q, k: q @ k.transpose(-2, -1), ((1, 2, 3, 4), (1, 2, 3, 4))),
     Op("addmm", lambda lib, c, a, b: lib.addmm(c, a, b), ((4,), (2, 3), (3, 4))),
     Op(
         "addmm_beta_alpha",

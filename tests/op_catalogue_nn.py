@@ -1,6 +1,6 @@
 """The op catalogue's convolutions, poolings, resamplings and losses: F.conv1d, F.conv2d, their
-transposed forms, max/avg/adaptive pooling, F.interpolate, F.pad, and
-nn.functional's losses, as `Op` entries run by the parity suite (tests/test_ops_parity.py).
+transposed forms, max/avg/adaptive pooling, F.interpolate, F.pad, nn.functional's losses and
+distances, as `Op` entries run by the parity suite (tests/test_ops_parity.py).
 
 A convolution is run with every input requiring grad, then with one at a time; a pooling has one
 input; a loss runs on fixed arrays (probabilities, targets in [0, 1), class labels).
@@ -247,6 +247,35 @@ LOSSES["cross_entropy-every-row-ignored"] = (
 )
 LOSSES["l1_loss-broadcast-target"] = (
     lambda lib, x, t: F(lib).l1_loss(x, t[0]),
+    [X, TARGET],
+)
+LOSSES["kl_div-batchmean"] = (
+    lambda lib, x: F(lib).kl_div(
+        F(lib).log_softmax(x, 1), const(lib, PROBS), reduction="batchmean"
+    ),
+    [X],
+)
+LOSSES["kl_div-log_target-none"] = (
+    lambda lib, x, t: F(lib).kl_div(x, t, reduction="none", log_target=True),
+    [X, np.log(PROBS)],
+)
+for red in REDUCTIONS:
+    LOSSES[f"triplet_margin_loss-{red}"] = (
+        lambda lib, a, p, n, r=red: F(lib).triplet_margin_loss(a, p, n, 0.5, reduction=r),
+        [X, TARGET, PROBS],
+    )
+LOSSES["triplet_margin_loss-p1-swap"] = (
+    lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, p=1, swap=True),
+    [X, TARGET, PROBS],
+)
+LOSSES["pairwise_distance"] = (lambda lib, a, b: F(lib).pairwise_distance(a, b), [X, TARGET])
+LOSSES["pairwise_distance-p3-keepdim"] = (
+    lambda lib, a, b: F(lib).pairwise_distance(a, b[0], 3, keepdim=True),
+    [X, TARGET],
+)
+LOSSES["cosine_similarity"] = (lambda lib, a, b: F(lib).cosine_similarity(a, b), [X, TARGET])
+LOSSES["cosine_similarity-broadcast-dim0"] = (
+    lambda lib, a, b: lib.cosine_similarity(a, b[:, :1], dim=0),
     [X, TARGET],
 )
 LOSS_OPS = [

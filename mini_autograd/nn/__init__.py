@@ -30,6 +30,7 @@ from .conv import (
     MaxPool1d,
     MaxPool2d,
 )
+from .distance import CosineSimilarity, PairwiseDistance
 from .embedding import Embedding
 from .layers import Dropout, Dropout2d, Flatten, Identity, Linear
 from .lazy import (
@@ -46,10 +47,12 @@ from .loss import (
     BCEWithLogitsLoss,
     CrossEntropyLoss,
     HuberLoss,
+    KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
+    TripletMarginLoss,
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
@@ -80,6 +83,7 @@ __all__ = [
     "Conv2d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "DataParallel",
     "Dropout",
@@ -95,6 +99,7 @@ __all__ = [
     "Identity",
     "InstanceNorm1d",
     "InstanceNorm2d",
+    "KLDivLoss",
     "L1Loss",
     "LSTM",
     "LSTMCell",
@@ -114,6 +119,7 @@ __all__ = [
     "ModuleDict",
     "ModuleList",
     "NLLLoss",
+    "PairwiseDistance",
     "Parameter",
     "RNN",
     "RNNBase",
@@ -129,6 +135,7 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "TripletMarginLoss",
     "Upsample",
     "UninitializedBuffer",
     "UninitializedParameter",

@@ -43,6 +43,8 @@ from ..ops.convolution import (  # noqa: F401 (F.conv2d..., as in torch)
 )
 from ..ops.derivatives import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
 from ..ops.inplace_elementwise import leaky_relu_, relu_  # noqa: F401 (F.relu_..., as in torch)
+from ..ops.piecewise import clamp_min
+from ..ops.piecewise import minimum as elementwise_min
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     adaptive_avg_pool2d,
     avg_pool1d,
@@ -54,6 +56,7 @@ from ..ops.promotion import promote_types, result_type
 from ..ops.recording import record
 from ..random import default_generator
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
+from .distance import cosine_similarity, pairwise_distance  # noqa: F401 (as in torch)
 from .normalization import (  # noqa: F401 (F.batch_norm..., as in torch)
     batch_norm,
     instance_norm,
@@ -145,6 +148,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 # --- embedding --------------------------------------------------------------------------------
+def torch_dropout(input, p, train):
+    """torch.dropout(input, p, train): F.dropout's operation, under its top-level name."""
+    return dropout(input, p, train)
+
+
 def _padding_index(padding_idx, num_embeddings):
     """padding_idx as a row number (negative counts from the end), checked as PyTorch checks it."""
     if padding_idx is None:
@@ -364,6 +372,72 @@ def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
 def huber_loss(input, target, *, reduction="mean", delta=1.0):
     """mean of 0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
     return _smooth_losses(input, target, reduction, delta, HuberLossBackward0, huber=True)
+
+
+class XlogyBackward0(Node):
+    """out = self * log(other), 0 where self is 0:  d self = grad * log(other) (0 where self is
+    0),  d other = grad * self / other."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, y = self.saved("self"), self.saved("other")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_y = np.where(x._data != 0, np.log(y._data), 0).astype(y._data.dtype)
+        grad_x = g * Tensor._make(log_y) if self.needs_input_grad(0) else None
+        return grad_x, (g * x / y if self.needs_input_grad(1) else None)
+
+
+def _xlogy(x, y):
+    """x * log(y), 0 where x is 0 (torch.xlogy, as kl_div uses it)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.where(x._data == 0, 0, x._data * np.log(y._data)).astype(x._data.dtype)
+    return record(XlogyBackward0, data, (x, y), {"other": y, "self": x})
+
+
+def kl_div(input, target, *, reduction="mean", log_target=False):
+    """target * (log(target) - input) (input: log-probabilities; with log_target, target too:
+    exp(target) * (target - input)), reduced; batchmean: the sum over the batch size."""
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next major "
+            "release.",
+            stacklevel=2,
+        )
+    code = _reduction("sum" if reduction == "batchmean" else reduction)
+    if log_target:
+        output = target.exp() * (target - input)
+    else:
+        output = _xlogy(target, target) - target * input
+    reduced = output if code == 0 else output.mean() if code == 1 else output.sum()
+    if reduction == "batchmean" and input.ndim != 0:
+        reduced = reduced / input.shape[0]
+    return reduced
+
+
+def triplet_margin_loss(
+    anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, *, reduction="mean"
+):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d the pairwise p-distance (with
+    swap, the negative's distance is the smaller of d(a, n) and d(p, n)), reduced."""
+    code = _reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+            f"{dims[2]}D inputs"
+        )
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = elementwise_min(dist_neg, pairwise_distance(positive, negative, p, eps))
+    output = clamp_min(derivatives.add_scalar(dist_pos, margin) - dist_neg, 0)
+    return output if code == 0 else output.mean() if code == 1 else output.sum()
 
 
 def one_hot(tensor, num_classes=-1):
