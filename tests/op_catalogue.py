@@ -31,6 +31,13 @@ def _inplace(method, *args, **kwargs):
     return fn
 
 
+def _index_add_(lib, x, source):
+    """index_add_ on a non-leaf copy of x: x's graph goes through it, in place."""
+    y = x * 1.0
+    y.index_add_(1, lib.tensor([1, 1, 2]), source, alpha=-1)
+    return y
+
+
 def _iadd(lib, x, other):
     y = x * 1.0
     y += other
@@ -326,6 +333,25 @@ OPS = [
     Op("repeat_more_dims", lambda lib, a: a.repeat(2, 1, 3), (S,)),
     Op("flip", lambda lib, a: a.flip(0), (S,)),
     Op("flip_dims", lambda lib, a: lib.flip(a, (0, -1)), (S,)),
+    Op("roll", lambda lib, a: a.roll(1), (S,)),
+    Op("roll_dims", lambda lib, a: lib.roll(a, (1, -2), (0, 1)), (S,)),
+    Op("masked_select", lambda lib, a: a.masked_select(a > 0), (S,)),
+    Op(
+        "masked_select_broadcast",
+        lambda lib, a: lib.masked_select(a, lib.tensor([True, False, True, True])),
+        (S,),
+    ),
+    Op(
+        "index_add",
+        lambda lib, a, b: a.index_add(0, lib.tensor([0, 2]), b, alpha=2),
+        (S, (2, 4)),
+    ),
+    Op(
+        "index_add_repeated",
+        lambda lib, a, b: a.index_add(1, lib.tensor([3, 3, 0]), b),
+        (S, (3, 3)),
+    ),
+    Op("index_add_", _index_add_, (S, (3, 3))),
     # --- joining ----------------------------------------------------------------------------
     Op("cat", lambda lib, a, b: lib.cat([a, b]), (S, (2, 4))),
     Op("cat_dim1", lambda lib, a, b: lib.cat((a, b), dim=1), (S, (3, 2))),
