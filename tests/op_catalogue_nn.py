@@ -249,6 +249,24 @@ LOSSES["l1_loss-broadcast-target"] = (
     lambda lib, x, t: F(lib).l1_loss(x, t[0]),
     [X, TARGET],
 )
+for red in REDUCTIONS:
+    LOSSES[f"cross_entropy-label_smoothing-{red}"] = (
+        lambda lib, x, r=red: F(lib).cross_entropy(
+            x, const(lib, LABELS), reduction=r, label_smoothing=0.2
+        ),
+        [X],
+    )
+    LOSSES[f"cross_entropy-label_smoothing-weight-ignore_index-{red}"] = (
+        lambda lib, x, r=red: F(lib).cross_entropy(
+            x,
+            const(lib, LABELS),
+            const(lib, WEIGHT),
+            ignore_index=0,
+            reduction=r,
+            label_smoothing=0.3,
+        ),
+        [X],
+    )
 LOSSES["kl_div-batchmean"] = (
     lambda lib, x: F(lib).kl_div(
         F(lib).log_softmax(x, 1), const(lib, PROBS), reduction="batchmean"

@@ -67,6 +67,13 @@ def test_kl_div_gradient_for_a_target_that_requires_grad():
         assert_close(mine, theirs, "kl_div", rtol=1e-10)
 
 
+def test_invert_matches_torch():
+    for make in (lambda lib: lib.tensor([True, False]), lambda lib: lib.tensor([1, -3, 0])):
+        mine, theirs = ~make(ma), ~make(torch)
+        assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
 def test_torch_dropout_is_f_dropout():
     got = {}
     for lib in LIBS:
@@ -91,6 +98,11 @@ ERRORS = {
         lib.zeros(2), lib.zeros(2), reduction="avg"
     ),
     "matmul: batch dims": lambda lib: lib.zeros(2, 3, 4) @ lib.zeros(3, 4, 5),
+    "cross_entropy: label_smoothing": lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(2, 3), lib.tensor([0, 1]), label_smoothing=1.5
+    ),
+    "~ of a float tensor": lambda lib: ~lib.ones(2),
+    "bitwise_not of a float tensor": lambda lib: lib.bitwise_not(lib.ones(2)),
 }
 
 

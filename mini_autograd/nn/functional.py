@@ -547,10 +547,37 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     return record(NllLossBackward0, data, (input,), saved)
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
-    """nll_loss(log_softmax(input, class dim), target): the classification loss on raw scores."""
-    log_probs = _softmax.log_softmax(input, 0 if input.ndim == 1 else 1)
-    return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+def cross_entropy(
+    input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
+    """nll_loss(log_softmax(input, class dim), target): the classification loss on raw scores.
+    With label_smoothing e: (1 - e) * that + e / C * (the mean over the classes of -log_softmax,
+    weighted), as if the target were 1 - e on its class and e / C on each."""
+    class_dim = 0 if input.ndim == 1 else 1
+    log_probs = _softmax.log_softmax(input, class_dim)
+    loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0.0:
+        return loss
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+    n_classes = log_probs.shape[class_dim]
+    if weight is None:
+        smooth = -log_probs.sum(class_dim)
+    else:
+        shape = [1] * log_probs.ndim
+        shape[class_dim] = n_classes
+        smooth = -(log_probs * weight.view(shape)).sum(class_dim)
+    ignored = target == ignore_index
+    smooth.masked_fill_(ignored, 0.0)
+    code = _reduction(reduction)
+    if code == 1 and weight is None:
+        smooth = smooth.sum() / (~ignored).sum()
+    elif code == 1:
+        smooth = smooth.sum() / weight.gather(0, target.masked_select(~ignored).flatten()).sum()
+    elif code == 2:
+        smooth = smooth.sum()
+    scaled = derivatives.mul_scalar(smooth, label_smoothing / n_classes)
+    return derivatives.mul_scalar(loss, 1 - label_smoothing) + scaled
 
 
 def _per_element(grad, g, node):

@@ -82,14 +82,20 @@ class NLLLoss(_WeightedLoss):
 class CrossEntropyLoss(_WeightedLoss):
     """nll_loss(log_softmax(input, 1), target), on raw scores."""
 
-    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(weight, reduction)
         self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
         """cross_entropy(input, target)."""
         return F.cross_entropy(
-            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
         )
 
 

@@ -195,6 +195,8 @@ METHODS = {
     "isclose": compare.isclose,
     "allclose": compare.allclose,
     "signbit": compare.signbit,
+    "bitwise_not": compare.bitwise_not,
+    "__invert__": compare.invert,
     **compare.PREDICATES,
     **compare.LOGICAL,
     **compositions.METHODS,
