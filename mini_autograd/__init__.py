@@ -16,6 +16,7 @@ from . import (
     autograd,
     backends,
     cuda,
+    distributions,
     nn,
     optim,
     profiler,
@@ -113,6 +114,8 @@ from .memory_format import (
     memory_format,
     preserve_format,
 )
+from .nn.distance import cosine_similarity, pairwise_distance
+from .nn.functional import torch_dropout as dropout
 from .ops import *  # noqa: F403 (every function form of an operation: ops/__init__.py lists them)
 from .ops.inplace import view_history as _view_history
 from .ops.methods import install as _install_methods

@@ -31,6 +31,13 @@ def _inplace(method, *args, **kwargs):
     return fn
 
 
+def _index_add_(lib, x, source):
+    """index_add_ on a non-leaf copy of x: x's graph goes through it, in place."""
+    y = x * 1.0
+    y.index_add_(1, lib.tensor([1, 1, 2]), source, alpha=-1)
+    return y
+
+
 def _iadd(lib, x, other):
     y = x * 1.0
     y += other
@@ -106,6 +113,11 @@ OPS = [
     Op("vec_mat", lambda lib, a, b: a @ b, ((3,), (3, 4))),
     Op("3d_2d", lambda lib, a, b: a @ b, ((2, 2, 3), (3, 4))),
     Op("3d_3d", lambda lib, a, b: a @ b, ((2, 2, 3), (2, 3, 4))),
+    Op("4d_4d_broadcast", lambda lib, a, b: a @ b, ((2, 1, 2, 3), (3, 3, 4))),
+    Op("3d_1d", lambda lib, a, b: a @ b, ((2, 2, 3), (3,))),
+    Op("1d_3d", lambda lib, a, b: a @ b, ((3,), (2, 3, 4))),
+    Op("2d_3d", lambda lib, a, b: a @ b, ((2, 3), (2, 3, 4))),
+    Op("attention_scores", lambda lib, q, k: q @ k.transpose(-2, -1), ((1, 2, 3, 4), (1, 2, 3, 4))),
     Op("addmm", lambda lib, c, a, b: lib.addmm(c, a, b), ((4,), (2, 3), (3, 4))),
     Op(
         "addmm_beta_alpha",
@@ -326,6 +338,44 @@ OPS = [
     Op("repeat_more_dims", lambda lib, a: a.repeat(2, 1, 3), (S,)),
     Op("flip", lambda lib, a: a.flip(0), (S,)),
     Op("flip_dims", lambda lib, a: lib.flip(a, (0, -1)), (S,)),
+    Op(
+        "einsum_attention",
+        lambda lib, q, k: lib.einsum("bqd,bkd->bqk", q, k),
+        ((2, 3, 4), (2, 5, 4)),
+    ),
+    Op("einsum_implicit_mm", lambda lib, a, b: lib.einsum("ij,jk", a, b), (S, (4, 2))),
+    Op(
+        "einsum_ellipsis",
+        lambda lib, a, b: lib.einsum("...ij,...jk->...ik", a, b),
+        ((2, 3, 4), (4, 2)),
+    ),
+    Op("einsum_outer", lambda lib, a, b: lib.einsum("i,j->ij", a, b), ((3,), (4,))),
+    Op("einsum_sum", lambda lib, a: lib.einsum("ij->", a), (S,)),
+    Op(
+        "einsum_three",
+        lambda lib, a, b, c: lib.einsum("bn,anm,bm->ba", [a, b, c]),
+        ((2, 3), (4, 3, 5), (2, 5)),
+    ),
+    Op("einsum_diagonal", lambda lib, a: lib.einsum("iij->j", a), ((3, 3, 2),)),
+    Op("roll", lambda lib, a: a.roll(1), (S,)),
+    Op("roll_dims", lambda lib, a: lib.roll(a, (1, -2), (0, 1)), (S,)),
+    Op("masked_select", lambda lib, a: a.masked_select(a > 0), (S,)),
+    Op(
+        "masked_select_broadcast",
+        lambda lib, a: lib.masked_select(a, lib.tensor([True, False, True, True])),
+        (S,),
+    ),
+    Op(
+        "index_add",
+        lambda lib, a, b: a.index_add(0, lib.tensor([0, 2]), b, alpha=2),
+        (S, (2, 4)),
+    ),
+    Op(
+        "index_add_repeated",
+        lambda lib, a, b: a.index_add(1, lib.tensor([3, 3, 0]), b),
+        (S, (3, 3)),
+    ),
+    Op("index_add_", _index_add_, (S, (3, 3))),
     # --- joining ----------------------------------------------------------------------------
     Op("cat", lambda lib, a, b: lib.cat([a, b]), (S, (2, 4))),
     Op("cat_dim1", lambda lib, a, b: lib.cat((a, b), dim=1), (S, (3, 2))),

@@ -1,6 +1,6 @@
-"""The op catalogue's convolutions, poolings and losses: F.conv1d, F.conv2d, max/avg/adaptive
-pooling, and nn.functional's losses, as `Op` entries run by the parity suite
-(tests/test_ops_parity.py).
+"""The op catalogue's convolutions, poolings, resamplings and losses: F.conv1d, F.conv2d, their
+transposed forms, max/avg/adaptive pooling, F.interpolate, F.pad, nn.functional's losses and
+distances, as `Op` entries run by the parity suite (tests/test_ops_parity.py).
 
 A convolution is run with every input requiring grad, then with one at a time; a pooling has one
 input; a loss runs on fixed arrays (probabilities, targets in [0, 1), class labels).
@@ -67,6 +67,26 @@ CONVS = {
         ((2, 4, 8), (4, 2, 4)),
     ),
     "conv1d-unbatched": (lambda lib, x, w: F(lib).conv1d(x, w), ((3, 9), (2, 3, 4))),
+    "conv_transpose2d": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b),
+        ((2, 3, 4, 5), (3, 4, 3, 2), (4,)),
+    ),
+    "conv_transpose2d-stride-padding-output_padding": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, 2, 1, 1),
+        ((2, 3, 4, 3), (3, 2, 3, 3), (2,)),
+    ),
+    "conv_transpose2d-groups-dilation": (
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, (1, 2), 0, 0, 2, 2),
+        ((1, 4, 3, 3), (4, 3, 2, 2), (6,)),
+    ),
+    "conv_transpose2d-unbatched-no-bias": (
+        lambda lib, x, w: F(lib).conv_transpose2d(x, w, stride=2),
+        ((3, 4, 4), (3, 2, 3, 3)),
+    ),
+    "conv_transpose1d": (
+        lambda lib, x, w, b: F(lib).conv_transpose1d(x, w, b, stride=3, padding=1),
+        ((2, 3, 5), (3, 2, 4), (2,)),
+    ),
 }
 
 # --- pooling -------------------------------------------------------------------------------------
@@ -116,6 +136,37 @@ POOLS = {
 }
 
 
+# --- resampling -----------------------------------------------------------------------------------
+RESAMPLES = {
+    "interpolate-nearest": (lambda lib, x: F(lib).interpolate(x, scale_factor=2), B),
+    "interpolate-nearest-size": (lambda lib, x: F(lib).interpolate(x, size=(5, 11)), B),
+    "interpolate-nearest-fraction": (lambda lib, x: F(lib).interpolate(x, scale_factor=0.7), B),
+    "interpolate-nearest-exact": (
+        lambda lib, x: F(lib).interpolate(x, scale_factor=1.5, mode="nearest-exact"),
+        B,
+    ),
+    "interpolate-nearest-1d": (lambda lib, x: F(lib).interpolate(x, 13), L),
+    "interpolate-bilinear": (
+        lambda lib, x: F(lib).interpolate(x, scale_factor=2, mode="bilinear"),
+        B,
+    ),
+    "interpolate-bilinear-size-align-corners": (
+        lambda lib, x: F(lib).interpolate(x, (4, 11), mode="bilinear", align_corners=True),
+        B,
+    ),
+    "interpolate-bilinear-recompute": (
+        lambda lib, x: F(lib).interpolate(
+            x, scale_factor=(1.3, 0.5), mode="bilinear", recompute_scale_factor=True
+        ),
+        B,
+    ),
+    "interpolate-linear": (lambda lib, x: F(lib).interpolate(x, 5, mode="linear"), L),
+    "interpolate-area": (lambda lib, x: F(lib).interpolate(x, (4, 3), mode="area"), B),
+    "pad": (lambda lib, x: F(lib).pad(x, (1, 2)), B),
+    "pad-two-dims-value-cut": (lambda lib, x: F(lib).pad(x, (1, -2, 0, 3), value=1.5), B),
+}
+
+
 def _all_then_each(n):
     """Every input requiring grad, then each input alone."""
     return ((True,) * n, *(tuple(i == j for j in range(n)) for i in range(n)))
@@ -125,6 +176,7 @@ CONV_OPS = [
     Op(name, fn, shapes, masks=_all_then_each(len(shapes))) for name, (fn, shapes) in CONVS.items()
 ]
 POOL_OPS = [Op(name, fn, (shape,)) for name, (fn, shape) in POOLS.items()]
+RESAMPLE_OPS = [Op(name, fn, (shape,)) for name, (fn, shape) in RESAMPLES.items()]
 
 
 # --- losses ---------------------------------------------------------------------------------------
@@ -195,6 +247,53 @@ LOSSES["cross_entropy-every-row-ignored"] = (
 )
 LOSSES["l1_loss-broadcast-target"] = (
     lambda lib, x, t: F(lib).l1_loss(x, t[0]),
+    [X, TARGET],
+)
+for red in REDUCTIONS:
+    LOSSES[f"cross_entropy-label_smoothing-{red}"] = (
+        lambda lib, x, r=red: F(lib).cross_entropy(
+            x, const(lib, LABELS), reduction=r, label_smoothing=0.2
+        ),
+        [X],
+    )
+    LOSSES[f"cross_entropy-label_smoothing-weight-ignore_index-{red}"] = (
+        lambda lib, x, r=red: F(lib).cross_entropy(
+            x,
+            const(lib, LABELS),
+            const(lib, WEIGHT),
+            ignore_index=0,
+            reduction=r,
+            label_smoothing=0.3,
+        ),
+        [X],
+    )
+LOSSES["kl_div-batchmean"] = (
+    lambda lib, x: F(lib).kl_div(
+        F(lib).log_softmax(x, 1), const(lib, PROBS), reduction="batchmean"
+    ),
+    [X],
+)
+LOSSES["kl_div-log_target-none"] = (
+    lambda lib, x, t: F(lib).kl_div(x, t, reduction="none", log_target=True),
+    [X, np.log(PROBS)],
+)
+for red in REDUCTIONS:
+    LOSSES[f"triplet_margin_loss-{red}"] = (
+        lambda lib, a, p, n, r=red: F(lib).triplet_margin_loss(a, p, n, 0.5, reduction=r),
+        [X, TARGET, PROBS],
+    )
+LOSSES["triplet_margin_loss-p1-swap"] = (
+    lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, p=1, swap=True),
+    [X, TARGET, PROBS],
+)
+LOSSES["pairwise_distance"] = (lambda lib, a, b: F(lib).pairwise_distance(a, b), [X, TARGET])
+LOSSES["pairwise_distance-p3-keepdim"] = (
+    lambda lib, a, b: F(lib).pairwise_distance(a, b[0], 3, keepdim=True),
+    [X, TARGET],
+)
+LOSSES["cosine_similarity"] = (lambda lib, a, b: F(lib).cosine_similarity(a, b), [X, TARGET])
+LOSSES["cosine_similarity-broadcast-dim0"] = (
+    lambda lib, a, b: lib.cosine_similarity(a, b[:, :1], dim=0),
     [X, TARGET],
 )
 LOSS_OPS = [

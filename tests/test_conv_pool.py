@@ -1,5 +1,6 @@
-"""Convolution and pooling against torch: F.conv1d, F.conv2d, max/avg/adaptive pooling,
-Dropout2d, their layers, and the LeNet of PyTorch's "Neural Networks" tutorial.
+"""Convolution and pooling against torch: F.conv1d, F.conv2d, their transposed forms, max/avg/adaptive
+pooling, F.interpolate, Dropout2d, their layers, and the LeNet of PyTorch's "Neural Networks"
+tutorial.
 
 Each convolution and pooling of op_catalogue_nn.py is checked by test_ops_parity.py (values,
 graph, derivatives, freeing for its requires_grad patterns). Here, each test runs the same program
@@ -51,7 +52,16 @@ def _second_order(lib, conv, shapes, wrt):
     return graphs, second
 
 
-@pytest.mark.parametrize("case", ["conv2d", "conv2d-groups", "conv1d-stride-padding-dilation"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "conv2d",
+        "conv2d-groups",
+        "conv1d-stride-padding-dilation",
+        "conv_transpose2d-stride-padding-output_padding",
+        "conv_transpose2d-groups-dilation",
+    ],
+)
 @pytest.mark.parametrize("wrt", [(0, 1, 2), (0,), (1,), (2,)], ids=["all", "x", "w", "b"])
 def test_conv_double_backward_matches_torch(case, wrt):
     """The gradients' graph (ConvolutionBackwardBackward0, its edges and saved tensors) and the
@@ -191,6 +201,18 @@ LAYERS = [
     ("AdaptiveAvgPool2d", ((None, 7),), {}),
     ("Dropout2d", (), {}),
     ("Dropout2d", (0.2, True), {}),
+    ("ConvTranspose2d", (4, 6, 3), {}),
+    (
+        "ConvTranspose2d",
+        (4, 6, (3, 2)),
+        {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+    ),
+    ("ConvTranspose2d", (2, 4, 2), {"dilation": 2, "bias": False, "dtype": "float64"}),
+    ("ConvTranspose1d", (3, 5, 4), {"stride": 3}),
+    ("Upsample", (), {"scale_factor": 2}),
+    ("Upsample", ((3, 4),), {"mode": "bilinear", "align_corners": True}),
+    ("InstanceNorm2d", (3,), {"affine": True}),
+    ("InstanceNorm1d", (3,), {"track_running_stats": True}),
 ]
 
 
@@ -232,6 +254,9 @@ def test_layers_match_torch(name, args, kwargs):
         lambda lib: lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.ReLU(), lib.nn.MaxPool2d(2)),
         lambda lib: lib.nn.AvgPool2d(2, padding=1),
         lambda lib: lib.nn.AdaptiveAvgPool2d((2, 3)),
+        lambda lib: lib.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1),
+        lambda lib: lib.nn.Upsample(scale_factor=1.5, mode="bilinear"),
+        lambda lib: lib.nn.Upsample(size=(4, 9)),
     ],
 )
 def test_layer_forward_and_backward_match_torch(layer):
@@ -247,6 +272,42 @@ def test_layer_forward_and_backward_match_torch(layer):
         got[lib] = (y, t.grad, *grads)
     for k, (mine, theirs) in enumerate(zip(got[ma], got[torch], strict=True)):
         assert_close(mine, theirs, f"output {k}", rtol=1e-5, atol=1e-6)
+
+
+def test_conv_transpose2d_output_size_matches_torch():
+    """forward(input, output_size): the output padding that gives that size."""
+    x = random_arrays(((1, 2, 4, 5),))[0].astype(np.float32)
+    got = {}
+    for lib in LIBS:
+        lib.manual_seed(3)
+        layer = lib.nn.ConvTranspose2d(2, 3, 3, stride=(2, 3), padding=1)
+        got[lib] = [layer(lib.tensor(x), output_size=size) for size in ((8, 13), [1, 3, 7, 15])]
+    for mine, theirs in zip(got[ma], got[torch], strict=True):
+        assert_close(mine, theirs, "output", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"scale_factor": 2},
+        {"scale_factor": 0.6},
+        {"size": (7, 5), "mode": "nearest-exact"},
+        {"scale_factor": 1.7, "mode": "bilinear"},
+        {"size": (9, 3), "mode": "bilinear", "align_corners": True},
+    ],
+)
+def test_float32_interpolate_matches_torch(kwargs):
+    """Nearest picks the same inputs (indices computed in float32, as PyTorch's); bilinear adds the
+    same weighted inputs in the same order."""
+    x = random_arrays(((2, 3, 6, 5),))[0].astype(np.float32)
+    got = {}
+    for lib in LIBS:
+        t = lib.tensor(x, requires_grad=True)
+        y = F(lib).interpolate(t, **kwargs)
+        (y * lib.tensor(weights_like(y).astype(np.float32))).sum().backward()
+        got[lib] = (y, t.grad)
+    for mine, theirs in zip(got[ma], got[torch], strict=True):
+        assert_close(mine, theirs, "interpolate", rtol=1e-6, atol=1e-6)
 
 
 def test_dropout2d_matches_torch():
@@ -449,6 +510,42 @@ ERRORS = {
     "adaptive_avg_pool2d: integers": lambda lib: F(lib).adaptive_avg_pool2d(
         lib.zeros(1, 3, 8, 8, dtype=lib.int64), 2
     ),
+    "conv_transpose2d: input channels": lambda lib: F(lib).conv_transpose2d(
+        lib.zeros(1, 3, 4, 4), lib.zeros(4, 2, 3, 3)
+    ),
+    "conv_transpose2d: output padding": lambda lib: F(lib).conv_transpose2d(
+        lib.zeros(1, 2, 4, 4), lib.zeros(2, 2, 3, 3), output_padding=(1, 0), stride=(1, 2)
+    ),
+    "conv_transpose1d: output padding": lambda lib: F(lib).conv_transpose1d(
+        lib.zeros(1, 2, 4), lib.zeros(2, 2, 3), output_padding=1
+    ),
+    "conv_transpose2d: bias size": lambda lib: F(lib).conv_transpose2d(
+        lib.zeros(1, 2, 4, 4), lib.zeros(2, 3, 3, 3), lib.zeros(2)
+    ),
+    "conv_transpose2d: 2-D input": lambda lib: F(lib).conv_transpose2d(
+        lib.zeros(4, 4), lib.zeros(2, 3, 3, 3)
+    ),
+    "ConvTranspose2d: padding_mode": lambda lib: lib.nn.ConvTranspose2d(
+        2, 3, 3, padding_mode="reflect"
+    ),
+    "ConvTranspose2d: output_size length": lambda lib: lib.nn.ConvTranspose2d(2, 3, 3, 2)(
+        lib.zeros(1, 2, 4, 4), output_size=(9,)
+    ),
+    "interpolate: size and scale_factor": on_8x8("interpolate", 4, 2),
+    "interpolate: neither": on_8x8("interpolate"),
+    "interpolate: align_corners with nearest": on_8x8("interpolate", 4, align_corners=True),
+    "interpolate: size length": on_8x8("interpolate", (4, 4, 4)),
+    "interpolate: scale_factor length": on_8x8("interpolate", scale_factor=(2, 2, 2)),
+    "interpolate: float size": on_8x8("interpolate", (4.0, 4)),
+    "interpolate: recompute with size": on_8x8("interpolate", 4, recompute_scale_factor=True),
+    "interpolate: linear on 4-D": on_8x8("interpolate", 4, mode="linear"),
+    "interpolate: bilinear on 3-D": lambda lib: F(lib).interpolate(
+        lib.zeros(1, 3, 8), 4, mode="bilinear"
+    ),
+    "interpolate: 2-D input": lambda lib: F(lib).interpolate(lib.zeros(3, 8), 4),
+    "interpolate: antialias with nearest": on_8x8("interpolate", 4, antialias=True),
+    "pad: odd length": on_8x8("pad", (1, 2, 3)),
+    "pad: too long": lambda lib: F(lib).pad(lib.zeros(3, 8), (1, 1, 1, 1, 1, 1)),
     "Dropout2d: p out of range": lambda lib: lib.nn.Dropout2d(1.5),
     "dropout2d: p out of range": on_8x8("dropout2d", -0.1),
 }

@@ -1,5 +1,5 @@
-"""BatchNorm and LayerNorm against torch's: values, gradients, running statistics, the node,
-what it saves, and second derivatives."""
+"""BatchNorm, InstanceNorm and LayerNorm against torch's: values, gradients, running statistics,
+the node, what it saves, and second derivatives."""
 
 import numpy as np
 import pytest
@@ -100,7 +100,7 @@ def test_batch_norm_without_affine_or_running_stats():
 @pytest.mark.parametrize(
     "shape, kind", [((2, 3, 4), "InstanceNorm1d"), ((2, 3, 2, 2), "InstanceNorm2d")]
 )
-def test_instance_norm_matches_torch(shape, kind, options):
+def test_instance_norm_layers_match_torch(shape, kind, options):
     """Each sample's channels normalised by their own statistics: values, gradients, the graph
     (a view of batch_norm of a view), running statistics and repr; one sample without its batch
     dim too."""
@@ -140,6 +140,9 @@ def test_instance_norm_matches_torch(shape, kind, options):
         lambda lib, nn: nn.BatchNorm1d(3)(lib.zeros(2, 3, 4, 5)),
         lambda lib, nn: nn.BatchNorm2d(3)(lib.zeros(2, 3)),
         lambda lib, nn: nn.LayerNorm(4)(lib.zeros(2, 3)),
+        lambda lib, nn: nn.InstanceNorm2d(3)(lib.zeros(3, 4)),
+        lambda lib, nn: nn.InstanceNorm1d(3)(lib.zeros(2, 3, 1)),
+        lambda lib, nn: nn.InstanceNorm2d(3, affine=True)(lib.zeros(2, 4, 3, 3)),
     ],
 )
 def test_bad_inputs_fail_as_in_torch(call):
@@ -156,3 +159,57 @@ def test_layer_norm_matches_torch(shape, normalized):
     t_x, m_x = _pair(shape)
     _check_same_layer(t_layer, m_layer, t_x, m_x)
     assert repr(m_layer) == repr(t_layer)
+
+
+def _graph(node, depth=0):
+    """The names of a graph's nodes, depth first."""
+    if node is None or depth > 5:
+        return []
+    return [node.name(), *(n for f, _ in node.next_functions for n in _graph(f, depth + 1))]
+
+
+@pytest.mark.parametrize(
+    "shape, kind",
+    [
+        ((2, 3, 4, 5), "InstanceNorm2d"),
+        ((3, 4, 5), "InstanceNorm2d"),
+        ((2, 3, 6), "InstanceNorm1d"),
+    ],
+)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"affine": True},
+        {"track_running_stats": True},
+        {"affine": True, "track_running_stats": True, "momentum": 0.3},
+    ],
+    ids=["plain", "affine", "running", "both"],
+)
+@pytest.mark.parametrize("training", [True, False])
+def test_instance_norm_matches_torch(shape, kind, options, training):
+    """Values, gradients, running statistics, repr and the graph (a batch norm of the input viewed
+    as (1, N * C, ...), between two views, with the weight and bias repeated), in float32."""
+    data = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    weights = np.linspace(-1, 1, data.size, dtype=np.float32).reshape(shape)
+    got = {}
+    for lib in (torch, ma):
+        layer = getattr(lib.nn, kind)(3, **options)
+        layer.train(training)
+        x = lib.tensor(data, requires_grad=True)
+        y = layer(x)
+        (y * lib.tensor(weights)).sum().backward()
+        tensors = [y, x.grad, *(p.grad for p in layer.parameters())]
+        tensors += [b for b in layer.buffers() if b.dtype != lib.int64]
+        got[lib] = tensors, repr(layer), _graph(y.grad_fn)
+    for mine, theirs in zip(got[ma][0], got[torch][0], strict=True):
+        np.testing.assert_allclose(
+            mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-5, atol=1e-6
+        )
+    assert got[ma][1:] == got[torch][1:]
+
+
+def test_instance_norm_warns_as_torch_does_when_num_features_is_unused():
+    for lib in (torch, ma):
+        with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+            lib.nn.InstanceNorm2d(5)(lib.zeros(2, 3, 4, 4))

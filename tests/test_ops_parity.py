@@ -1,7 +1,7 @@
 """Every op, run in torch and mini_autograd on the same float64 inputs, must agree to the letter.
 
 The ops: the catalogue (op_catalogue.py), its in-place, setitem and view entries
-(op_catalogue_views.py), and its convolutions and poolings (op_catalogue_nn.py).
+(op_catalogue_views.py), and its convolutions, poolings and resamplings (op_catalogue_nn.py).
 For each op and each requires_grad pattern of its inputs:
 forward values; the recorded graph (node names, edges, `_saved_*` names and values, so conditional
 saving is checked); first and second derivatives; which saved reads raise after a backward
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 from op_catalogue import DTYPE_OPS, OPS, Op
-from op_catalogue_nn import CONV_OPS, LOSS_OPS, POOL_OPS
+from op_catalogue_nn import CONV_OPS, LOSS_OPS, POOL_OPS, RESAMPLE_OPS
 from op_catalogue_views import VIEW_OPS
 from parity_helpers import (
     FREED_MESSAGE,
@@ -38,7 +38,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Using a target size:UserWarning"),
 ]
 
-ALL_OPS = OPS + DTYPE_OPS + VIEW_OPS + CONV_OPS + POOL_OPS + LOSS_OPS
+ALL_OPS = OPS + DTYPE_OPS + VIEW_OPS + CONV_OPS + POOL_OPS + RESAMPLE_OPS + LOSS_OPS
 CASES = [
     pytest.param(op, mask, id=f"{op.id}-{''.join('g' if r else '_' for r in mask)}")
     for op in ALL_OPS

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import mini_autograd as ma
-from mini_autograd.optim import _pointwise, adadelta, adagrad, adam, rmsprop
+from mini_autograd.optim import _pointwise, adadelta, adagrad, adam, nadam, rmsprop
 from tests.parity_helpers import error_of
 
 LIBS = (torch, ma)
@@ -49,6 +49,9 @@ CASES = [
     ("Adagrad", {"eps": 1e-6, "maximize": True}),
     ("Adadelta", {}),
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "eps": 1e-5, "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.01, "betas": (0.8, 0.9), "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
 ]
 CASE_IDS = [f"{name} {options}" for name, options in CASES]
 
@@ -136,7 +139,7 @@ def test_steps_state_and_state_dict_match_torch(name, options, dtype):
 @pytest.mark.parametrize(("name", "options"), CASES, ids=CASE_IDS)
 def test_float32_steps_are_torchs_to_the_bit_given_torchs_sqrt(name, options, monkeypatch):
     """Every rounding is torch's but sqrt's: with torch's sqrt, float32 results are identical."""
-    for module in (adam, rmsprop, adagrad, adadelta):
+    for module in (adam, rmsprop, adagrad, adadelta, nadam):
         monkeypatch.setattr(module, "sqrt", lambda x: torch.from_numpy(np.array(x)).sqrt().numpy())
     (mine, _), (theirs, _) = (train(lib, name, options) for lib in (ma, torch))
     for m, t in zip(mine, theirs):
@@ -358,6 +361,8 @@ ERRORS = {
         [_p(lib)], momentum=0.9, dampening=0.1, nesterov=True
     ),
     "empty list": lambda lib: lib.optim.SGD([], lr=0.1),
+    "NAdam: negative momentum_decay": lambda lib: lib.optim.NAdam([_p(lib)], momentum_decay=-1),
+    "NAdam: beta": lambda lib: lib.optim.NAdam([_p(lib)], betas=(0.9, 1.0)),
     "a tensor as params": lambda lib: lib.optim.SGD(_p(lib), lr=0.1),
     "a number as a param": lambda lib: lib.optim.Adam([1.0]),
     "a non-leaf": lambda lib: lib.optim.Adam([_p(lib) * 2]),

@@ -25,9 +25,12 @@ from .conv import (
     AvgPool2d,
     Conv1d,
     Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
     MaxPool1d,
     MaxPool2d,
 )
+from .distance import CosineSimilarity, PairwiseDistance
 from .embedding import Embedding
 from .layers import Dropout, Dropout2d, Flatten, Identity, Linear
 from .lazy import (
@@ -44,16 +47,19 @@ from .loss import (
     BCEWithLogitsLoss,
     CrossEntropyLoss,
     HuberLoss,
+    KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
+    TripletMarginLoss,
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .parallel import DataParallel
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .upsampling import Upsample
 
 # torch.nn.parameter's names for the tensors of lazy modules (defined in lazy.py)
 for _name in (
@@ -77,6 +83,9 @@ __all__ = [
     "InstanceNorm2d",
     "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "DataParallel",
     "Dropout",
@@ -90,6 +99,9 @@ __all__ = [
     "Hardtanh",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "KLDivLoss",
     "L1Loss",
     "LSTM",
     "LSTMCell",
@@ -109,6 +121,7 @@ __all__ = [
     "ModuleDict",
     "ModuleList",
     "NLLLoss",
+    "PairwiseDistance",
     "Parameter",
     "RNN",
     "RNNBase",
@@ -124,6 +137,8 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "TripletMarginLoss",
+    "Upsample",
     "UninitializedBuffer",
     "UninitializedParameter",
     "functional",

@@ -1,4 +1,5 @@
-"""The layers of a convolutional network, as in torch.nn: Conv1d, Conv2d; MaxPool1d, MaxPool2d,
+"""The layers of a convolutional network, as in torch.nn: Conv1d, Conv2d, ConvTranspose1d,
+ConvTranspose2d; MaxPool1d, MaxPool2d,
 AvgPool1d, AvgPool2d, AdaptiveAvgPool2d; Dropout2d (and its function, dropout2d). Same
 attributes, reprs and initialisation as PyTorch's, so the same seed gives the same weights."""
 
@@ -28,6 +29,7 @@ class _ConvNd(Module):
     (out_channels,); both drawn as PyTorch draws them (see reset_parameters)."""
 
     _dims = None  # the number of spatial dims, set by Conv1d and Conv2d
+    _transposed = False  # ConvTranspose1d, ConvTranspose2d: weight (in, out / groups, *kernel)
 
     def __init__(
         self,
@@ -70,12 +72,14 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = kernel_size, stride
         self.padding, self.dilation = padding, dilation
-        self.transposed, self.output_padding = False, (0,) * n
+        self.transposed, self.output_padding = self._transposed, (0,) * n
         self.groups, self.padding_mode = groups, padding_mode
         self._reversed_padding_repeated_twice = _reversed_padding(padding, kernel_size, dilation)
         check_device(device)
         np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
         shape = (out_channels, in_channels // groups, *kernel_size)
+        if self._transposed:
+            shape = (in_channels, out_channels // groups, *kernel_size)
         self.weight = Parameter(Tensor._make(np.zeros(shape, np_dtype)))
         if bias:
             self.bias = Parameter(Tensor._make(np.zeros(out_channels, np_dtype)))
@@ -142,6 +146,100 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     """out[n, o, i, j] = bias[o] + sum over c, k, l of weight[o, c, k, l] * input[n, c, i sh + k dh - ph, j sw + l dw - pw]."""
+
+    _dims = 2
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution layer: weight (in_channels, out_channels / groups, *kernel_size)."""
+
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
+        self.output_padding = _ntuple(output_padding, self._dims)
+
+    def _output_padding(self, input, output_size):
+        """output_padding, or what makes the output `output_size` (checked as PyTorch checks it)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._dims
+        non_spatial = 2 if input.ndim == n + 2 else 1
+        if len(output_size) == non_spatial + n:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or "
+                f"{non_spatial + n} elements (got {len(output_size)})"
+            )
+        min_sizes = [
+            (input.shape[d + non_spatial] - 1) * self.stride[d]
+            - 2 * self.padding[d]
+            + self.dilation[d] * (self.kernel_size[d] - 1)
+            + 1
+            for d in range(n)
+        ]
+        max_sizes = [low + s - 1 for low, s in zip(min_sizes, self.stride)]
+        for size, low, high in zip(output_size, min_sizes, max_sizes):
+            if size < low or size > high:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from "
+                    f"{min_sizes} to {max_sizes} (for an input of {input.shape[non_spatial:]})"
+                )
+        return tuple(size - low for size, low in zip(output_size, min_sizes))
+
+    def forward(self, input, output_size=None):
+        """conv_transpose(input, weight, bias) with the layer's settings."""
+        conv = convolution.conv_transpose1d if self._dims == 1 else convolution.conv_transpose2d
+        output_padding = self._output_padding(input, output_size)
+        return conv(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """out[n, o, i stride + k dilation - padding] += weight[c, o, k] * input[n, c, i], + bias[o]."""
+
+    _dims = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """out[n, o, i sh + k dh - ph, j sw + l dw - pw] += weight[c, o, k, l] * input[n, c, i, j], + bias[o]."""
 
     _dims = 2
 

@@ -34,13 +34,21 @@ from ..ops.activations import (  # noqa: F401 (F.gelu..., as in torch)
 )
 from ..ops.backward_functions import mse_loss_backward
 from ..ops.broadcasting import broadcasting
-from ..ops.convolution import conv1d, conv2d  # noqa: F401 (F.conv2d..., as in torch)
+from ..ops.convolution import (  # noqa: F401 (F.conv2d..., as in torch)
+    constant_pad_nd,
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+)
 from ..ops.derivatives import sigmoid, tanh  # noqa: F401 (F.tanh..., as in torch)
 from ..ops.inplace_elementwise import (  # noqa: F401 (F.relu_..., as in torch)
     leaky_relu_,
     relu_,
     threshold_,
 )
+from ..ops.piecewise import clamp_min
+from ..ops.piecewise import minimum as elementwise_min
 from ..ops.pooling import (  # noqa: F401 (F.max_pool2d..., as in torch)
     adaptive_avg_pool2d,
     avg_pool1d,
@@ -52,11 +60,13 @@ from ..ops.promotion import promote_types, result_type
 from ..ops.recording import record
 from ..random import default_generator
 from .conv import dropout2d  # noqa: F401 (F.dropout2d, next to nn.Dropout2d)
+from .distance import cosine_similarity, pairwise_distance  # noqa: F401 (as in torch)
 from .normalization import (  # noqa: F401 (F.batch_norm..., as in torch)
     batch_norm,
     instance_norm,
     layer_norm,
 )
+from .upsampling import interpolate  # noqa: F401 (F.interpolate, next to nn.Upsample)
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -72,6 +82,23 @@ def linear(input, weight, bias=None):
         return linalg.addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
     out = linalg.matmul(input, weight.t())
     return out if bias is None else out + bias
+
+
+def pad(input, pad, mode="constant", value=None):
+    """input with pad[2i] values before and pad[2i + 1] after its i-th last dim (negative: cut
+    off), filled with `value` (0 when None); mode 'constant' only."""
+    if mode != "constant":
+        raise NotImplementedError(
+            f"mini_autograd's pad has mode='constant' only, not mode='{mode}'"
+        )
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}"
+        )
+    return constant_pad_nd(input, tuple(pad), 0 if value is None else value)
 
 
 def relu(input, inplace=False):
@@ -133,6 +160,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 # --- embedding --------------------------------------------------------------------------------
+def torch_dropout(input, p, train):
+    """torch.dropout(input, p, train): F.dropout's operation, under its top-level name."""
+    return dropout(input, p, train)
+
+
 def _padding_index(padding_idx, num_embeddings):
     """padding_idx as a row number (negative counts from the end), checked as PyTorch checks it."""
     if padding_idx is None:
@@ -354,6 +386,72 @@ def huber_loss(input, target, *, reduction="mean", delta=1.0):
     return _smooth_losses(input, target, reduction, delta, HuberLossBackward0, huber=True)
 
 
+class XlogyBackward0(Node):
+    """out = self * log(other), 0 where self is 0:  d self = grad * log(other) (0 where self is
+    0),  d other = grad * self / other."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, y = self.saved("self"), self.saved("other")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_y = np.where(x._data != 0, np.log(y._data), 0).astype(y._data.dtype)
+        grad_x = g * Tensor._make(log_y) if self.needs_input_grad(0) else None
+        return grad_x, (g * x / y if self.needs_input_grad(1) else None)
+
+
+def _xlogy(x, y):
+    """x * log(y), 0 where x is 0 (torch.xlogy, as kl_div uses it)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.where(x._data == 0, 0, x._data * np.log(y._data)).astype(x._data.dtype)
+    return record(XlogyBackward0, data, (x, y), {"other": y, "self": x})
+
+
+def kl_div(input, target, *, reduction="mean", log_target=False):
+    """target * (log(target) - input) (input: log-probabilities; with log_target, target too:
+    exp(target) * (target - input)), reduced; batchmean: the sum over the batch size."""
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next major "
+            "release.",
+            stacklevel=2,
+        )
+    code = _reduction("sum" if reduction == "batchmean" else reduction)
+    if log_target:
+        output = target.exp() * (target - input)
+    else:
+        output = _xlogy(target, target) - target * input
+    reduced = output if code == 0 else output.mean() if code == 1 else output.sum()
+    if reduction == "batchmean" and input.ndim != 0:
+        reduced = reduced / input.shape[0]
+    return reduced
+
+
+def triplet_margin_loss(
+    anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, *, reduction="mean"
+):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d the pairwise p-distance (with
+    swap, the negative's distance is the smaller of d(a, n) and d(p, n)), reduced."""
+    code = _reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+            f"{dims[2]}D inputs"
+        )
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = elementwise_min(dist_neg, pairwise_distance(positive, negative, p, eps))
+    output = clamp_min(derivatives.add_scalar(dist_pos, margin) - dist_neg, 0)
+    return output if code == 0 else output.mean() if code == 1 else output.sum()
+
+
 def one_hot(tensor, num_classes=-1):
     """out[..., c] = 1 where tensor == c: int64, one more dimension of num_classes."""
     if tensor._data.dtype != np.int64:
@@ -461,10 +559,37 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     return record(NllLossBackward0, data, (input,), saved)
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
-    """nll_loss(log_softmax(input, class dim), target): the classification loss on raw scores."""
-    log_probs = _softmax.log_softmax(input, 0 if input.ndim == 1 else 1)
-    return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+def cross_entropy(
+    input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
+    """nll_loss(log_softmax(input, class dim), target): the classification loss on raw scores.
+    With label_smoothing e: (1 - e) * that + e / C * (the mean over the classes of -log_softmax,
+    weighted), as if the target were 1 - e on its class and e / C on each."""
+    class_dim = 0 if input.ndim == 1 else 1
+    log_probs = _softmax.log_softmax(input, class_dim)
+    loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0.0:
+        return loss
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+    n_classes = log_probs.shape[class_dim]
+    if weight is None:
+        smooth = -log_probs.sum(class_dim)
+    else:
+        shape = [1] * log_probs.ndim
+        shape[class_dim] = n_classes
+        smooth = -(log_probs * weight.view(shape)).sum(class_dim)
+    ignored = target == ignore_index
+    smooth.masked_fill_(ignored, 0.0)
+    code = _reduction(reduction)
+    if code == 1 and weight is None:
+        smooth = smooth.sum() / (~ignored).sum()
+    elif code == 1:
+        smooth = smooth.sum() / weight.gather(0, target.masked_select(~ignored).flatten()).sum()
+    elif code == 2:
+        smooth = smooth.sum()
+    scaled = derivatives.mul_scalar(smooth, label_smoothing / n_classes)
+    return derivatives.mul_scalar(loss, 1 - label_smoothing) + scaled
 
 
 def _per_element(grad, g, node):

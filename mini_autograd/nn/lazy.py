@@ -284,8 +284,6 @@ class _LazyNormBase(LazyModuleMixin, _BatchNorm):
             if bias:
                 self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.__dict__.pop(name, None)  # _BatchNorm set them to None
             self.register_buffer("running_mean", UninitializedBuffer(device=device, dtype=dtype))
             self.register_buffer("running_var", UninitializedBuffer(device=device, dtype=dtype))
             self.register_buffer("num_batches_tracked", Tensor._make(np.array(0, np.int64)))

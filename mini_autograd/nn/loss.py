@@ -82,14 +82,20 @@ class NLLLoss(_WeightedLoss):
 class CrossEntropyLoss(_WeightedLoss):
     """nll_loss(log_softmax(input, 1), target), on raw scores."""
 
-    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(weight, reduction)
         self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
         """cross_entropy(input, target)."""
         return F.cross_entropy(
-            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
         )
 
 
@@ -116,4 +122,41 @@ class BCEWithLogitsLoss(_Loss):
         """binary_cross_entropy_with_logits(input, target)."""
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
+
+
+class KLDivLoss(_Loss):
+    """target * (log(target) - input), input log-probabilities (kl_div)."""
+
+    def __init__(self, *, reduction="mean", log_target=False):
+        super().__init__(reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        """kl_div(input, target, reduction, log_target)."""
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d the p-distance."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-06, swap=False, *, reduction="mean"):
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        """triplet_margin_loss(anchor, positive, negative) with the layer's settings."""
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
         )

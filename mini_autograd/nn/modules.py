@@ -11,6 +11,7 @@ from . import (
     activation,
     containers,
     conv,
+    distance,
     embedding,
     hooks,
     layers,
@@ -19,6 +20,7 @@ from . import (
     module,
     normalization,
     rnn,
+    upsampling,
 )
 
 # PyTorch's file under torch/nn/modules/ -> what it holds (defined elsewhere in mini_autograd.nn)
@@ -45,7 +47,15 @@ _CONTENTS = {
         lazy.LazyBatchNorm2d,
     ],
     "container": [containers.ModuleDict, containers.ModuleList, containers.Sequential],
-    "conv": [conv.Conv1d, conv.Conv2d, lazy.LazyConv1d, lazy.LazyConv2d],
+    "conv": [
+        conv.Conv1d,
+        conv.Conv2d,
+        conv.ConvTranspose1d,
+        conv.ConvTranspose2d,
+        lazy.LazyConv1d,
+        lazy.LazyConv2d,
+    ],
+    "distance": [distance.CosineSimilarity, distance.PairwiseDistance],
     "dropout": [layers.Dropout],
     "flatten": [layers.Flatten],
     "lazy": [lazy.LazyModuleMixin],
@@ -59,6 +69,8 @@ _CONTENTS = {
         loss.SmoothL1Loss,
         loss.HuberLoss,
         loss.NLLLoss,
+        loss.KLDivLoss,
+        loss.TripletMarginLoss,
     ],
     "module": [
         module.Module,
@@ -67,7 +79,9 @@ _CONTENTS = {
         hooks.register_module_full_backward_hook,
         hooks.register_module_full_backward_pre_hook,
     ],
+    "instancenorm": [normalization.InstanceNorm1d, normalization.InstanceNorm2d],
     "normalization": [normalization.LayerNorm],
+    "upsampling": [upsampling.Upsample],
     "rnn": [
         rnn.GRU,
         rnn.GRUCell,

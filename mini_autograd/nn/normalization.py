@@ -1,7 +1,8 @@
 """Normalisation layers, each one node as in PyTorch: BatchNorm1d/2d (NativeBatchNormBackward0:
-batch statistics while training, running ones in eval) and LayerNorm (NativeLayerNormBackward0)."""
+batch statistics while training, running ones in eval), InstanceNorm1d/2d (a batch norm of each
+sample's channels, between two views, as PyTorch computes it) and LayerNorm
+(NativeLayerNormBackward0)."""
 
-import math
 import warnings
 
 import numpy as np
@@ -125,10 +126,39 @@ def _move(running, batch_value, momentum):
     running._data[...] = (1 - momentum) * running._data + momentum * batch_value
 
 
-class _BatchNorm(Module):
-    """Normalise each channel by the batch's statistics while training, running ones in eval."""
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-05,
+):
+    """(x - mean) / sqrt(var + eps) * weight + bias, the statistics of each sample's channel over
+    its spatial dims: batch_norm of the input viewed as (1, N * C, *spatial), the weight, bias and
+    running statistics repeated N times; the running ones get the mean over the samples."""
+    if use_input_stats and np.prod(input.shape[2:]) == 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {Size(input.shape)}"
+        )
+    n, c = input.shape[:2]
+    running = [
+        None if r is None else Tensor._make(np.tile(r._data, n))
+        for r in (running_mean, running_var)
+    ]
+    weight, bias = (None if t is None else t.repeat(n) for t in (weight, bias))
+    reshaped = input.contiguous().view(1, n * c, *input.shape[2:])
+    out = batch_norm(reshaped, *running, weight, bias, use_input_stats, momentum, eps)
+    for r, moved in zip((running_mean, running_var), running):
+        if r is not None:
+            r._data[...] = moved._data.reshape(n, c).mean(0)
+    return out.view(input.shape)
 
-    dims = ()
+
+class _NormBase(Module):
+    """The parameters (weight = 1, bias = 0) and running statistics of a normalisation layer."""
 
     def __init__(
         self,
@@ -146,14 +176,20 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         np_dtype = dtypes.default_float() if dtype is None else dtypes.to_numpy(dtype)
-        self.weight = Parameter(np.empty(num_features, np_dtype)) if affine else None
-        self.bias = Parameter(np.empty(num_features, np_dtype)) if affine and bias else None
-        if track_running_stats:
-            self.register_buffer("running_mean", Tensor._make(np.empty(num_features, np_dtype)))
-            self.register_buffer("running_var", Tensor._make(np.empty(num_features, np_dtype)))
-            self.register_buffer("num_batches_tracked", Tensor._make(np.array(0, np.int64)))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        # as PyTorch: an absent parameter or buffer is registered as None (not in __dict__)
+        self.register_parameter(
+            "weight", Parameter(np.empty(num_features, np_dtype)) if affine else None
+        )
+        self.register_parameter(
+            "bias", Parameter(np.empty(num_features, np_dtype)) if affine and bias else None
+        )
+        tracked = track_running_stats
+        for name in ("running_mean", "running_var"):
+            self.register_buffer(
+                name, Tensor._make(np.empty(num_features, np_dtype)) if tracked else None
+            )
+        count = Tensor._make(np.array(0, np.int64)) if tracked else None
+        self.register_buffer("num_batches_tracked", count)
         self.reset_parameters()
 
     def reset_running_stats(self):
@@ -171,6 +207,18 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
+
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    """Normalise each channel by the batch's statistics while training, running ones in eval."""
+
+    dims = ()
 
     def forward(self, input):
         """batch_norm with this layer's parameters and running statistics."""
@@ -196,12 +244,6 @@ class _BatchNorm(Module):
             self.eps,
         )
 
-    def extra_repr(self):
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
-        )
-
 
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of (N, C) or (N, C, L) inputs, per channel C."""
@@ -215,41 +257,10 @@ class BatchNorm2d(_BatchNorm):
     dims = (4,)
 
 
-def instance_norm(
-    input,
-    running_mean=None,
-    running_var=None,
-    weight=None,
-    bias=None,
-    use_input_stats=True,
-    momentum=0.1,
-    eps=1e-05,
-):
-    """(x - mean) / sqrt(var + eps) * weight + bias, the statistics of each channel of each
-    sample: as PyTorch computes it, batch_norm of input viewed as one sample of N * C channels,
-    viewed back; running statistics (one per channel) move by their mean over the samples."""
-    shape = input.shape
-    if use_input_stats and math.prod(shape[2:]) == 1:
-        raise ValueError(
-            "Expected more than 1 spatial element when training, got input size "
-            f"torch.Size({list(shape)})"
-        )
-    b, c = shape[0], shape[1]
-    weight_, bias_, mean_, var_ = (
-        None if t is None else t.repeat(b) for t in (weight, bias, running_mean, running_var)
-    )
-    reshaped = input.contiguous().view(1, b * c, *shape[2:])
-    out = batch_norm(reshaped, mean_, var_, weight_, bias_, use_input_stats, momentum, eps)
-    with no_grad():
-        for running, moved in ((running_mean, mean_), (running_var, var_)):
-            if running is not None:
-                running.copy_(moved.view(b, c).mean(0))
-    return out.view(shape)
+class _InstanceNorm(_NormBase):
+    """Normalise each sample's channel by its own statistics (running ones in eval, if tracked)."""
 
-
-class _InstanceNorm(_BatchNorm):
-    """Normalise each channel of each sample by its own statistics (no affine, no running
-    statistics by default)."""
+    no_batch_dim = None  # the dims of an unbatched input
 
     def __init__(
         self,
@@ -260,50 +271,55 @@ class _InstanceNorm(_BatchNorm):
         track_running_stats=False,
         device=None,
         dtype=None,
+        *,
+        bias=True,
     ):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input):
-        """instance_norm with this layer's parameters (and running statistics, if tracked)."""
-        if input.dim() not in self.dims:
-            expected = " or ".join(f"{d}D" for d in self.dims)
-            raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
-        feature_dim = input.dim() - (self.dims[0])
+        """instance_norm with this layer's parameters (an unbatched input gets a batch dim)."""
+        n = self.no_batch_dim
+        if input.dim() not in (n, n + 1):
+            raise ValueError(f"expected {n}D or {n + 1}D input (got {input.dim()}D input)")
+        feature_dim = input.dim() - n
         if input.size(feature_dim) != self.num_features:
             if self.affine:
                 raise ValueError(
-                    f"expected input's size at dim={feature_dim} to match num_features "
-                    f"({self.num_features}), but got: {input.size(feature_dim)}."
+                    f"expected input's size at dim={feature_dim} to match num_features"
+                    f" ({self.num_features}), but got: {input.size(feature_dim)}."
                 )
             warnings.warn(
                 f"input's size at dim={feature_dim} does not match num_features. You can silence "
                 "this warning by not passing in num_features, which is not used because "
                 "affine=False",
-                stacklevel=3,
+                stacklevel=2,
             )
-        if input.dim() == self.dims[0]:  # one sample, without its batch dim
-            return self._instance_norm(input.unsqueeze(0)).squeeze(0)
-        return self._instance_norm(input)
-
-    def _instance_norm(self, input):
-        momentum = self.momentum if self.momentum is not None else 0.0
-        use_input_stats = self.training or not self.track_running_stats
-        running = (self.running_mean, self.running_var)
-        return instance_norm(
-            input, *running, self.weight, self.bias, use_input_stats, momentum, self.eps
+        batched = input.dim() == n + 1
+        out = instance_norm(
+            input if batched else input.unsqueeze(0),
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
         )
+        return out if batched else out.squeeze(0)
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of (N, C, L) inputs, or one (C, L) sample."""
+    """Instance normalisation of (N, C, L) or (C, L) inputs, per sample and channel."""
 
-    dims = (2, 3)
+    no_batch_dim = 2
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation of (N, C, H, W) inputs, or one (C, H, W) sample."""
+    """Instance normalisation of (N, C, H, W) or (C, H, W) inputs, per sample and channel."""
 
-    dims = (3, 4)
+    no_batch_dim = 3
 
 
 class NativeLayerNormBackward0(Node):

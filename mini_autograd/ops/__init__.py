@@ -16,6 +16,7 @@ from .comparison import (
     LOGICAL,
     PREDICATES,
     allclose,
+    bitwise_not,
     eq,
     equal,
     ge,
@@ -35,7 +36,7 @@ from .einsum import einsum
 from .elementwise import atan2, ceil, clone, floor, round, square, threshold
 from .function_form import function_form
 from .histogram import histogram
-from .indexing import flip, gather, index_select, scatter
+from .indexing import flip, gather, index_add, index_select, masked_select, roll, scatter
 from .inplace import fill_, zero_
 from .inplace_elementwise import (
     TABLE_FORMS,
@@ -173,12 +174,14 @@ __all__ = [
     "fill_",
     "flatten",
     "flip",
+    "masked_select",
     "floor",
     "floor_",
     "gather",
     "ge",
     "gt",
     "histogram",
+    "index_add",
     "index_put",
     "index_put_",
     "index_reduce",
@@ -218,12 +221,14 @@ __all__ = [
     "prod",
     "reshape",
     "resize_as_",
+    "roll",
     "round",
     "round_",
     "scatter_reduce",
     "searchsorted",
     "selu",
     "signbit",
+    "bitwise_not",
     "sort",
     "split",
     "split_with_sizes",

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..core import dtypes
-from ..core.errors import scalar_type_name
+from ..core.errors import SCALAR_TYPE_NAMES, scalar_type_name
 from ..core.tensor import Tensor
 from .broadcasting import broadcast_shape
 from .promotion import promote
@@ -123,3 +123,20 @@ LOGICAL = {
         ("logical_xor", np.logical_xor),
     )
 }
+
+
+def bitwise_not(self):
+    """~self: each bool negated, each integer's bits flipped (floats are refused, as in torch)."""
+    if self._data.dtype.kind in "fc":
+        name = SCALAR_TYPE_NAMES.get(self._data.dtype.name, self._data.dtype.name)
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name}'")
+    return Tensor._make(np.invert(self._data))
+
+
+def invert(self):
+    """The ~ operator: bitwise_not of an integer or bool tensor."""
+    if self._data.dtype.kind in "fc":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return bitwise_not(self)

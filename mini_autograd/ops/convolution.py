@@ -107,6 +107,33 @@ def _col2im(grad_rows, x_shape, kernel, stride, padding, dilation, groups, out_s
     return np.ascontiguousarray(padded[(..., *inside)])
 
 
+def conv_transpose_forward(x, w, b, stride, padding, output_padding, dilation, groups):
+    """The adjoint of conv_forward: each input value spread over its window, weighted by w
+    (C_in, C_out/groups, *kernel), summed where windows overlap (col2im); + b."""
+    n, dims = x.shape[0], w.ndim - 2
+    out_size = tuple(
+        (i - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for i, s, p, d, k, op in zip(
+            x.shape[2:], stride, padding, dilation, w.shape[2:], output_padding
+        )
+    )
+    out_shape = (n, w.shape[1] * groups, *out_size)
+    weights = w.reshape(groups, w.shape[0] // groups, -1)
+    out = _col2im(
+        _grad_rows(x, groups) @ weights,
+        out_shape,
+        w.shape[2:],
+        stride,
+        padding,
+        dilation,
+        groups,
+        x.shape[2:],
+    )
+    if b is not None:
+        out += b.reshape(-1, *[1] * dims)
+    return out
+
+
 def conv_backward(g, x, w, stride, padding, dilation, groups, output_mask):
     """(grad_input, grad_weight, grad_bias), each only where output_mask says so:
     grad_weight = rows^T @ g,  grad_input = col2im(g @ weight),  grad_bias = g summed over all
@@ -125,6 +152,21 @@ def conv_backward(g, x, w, stride, padding, dilation, groups, output_mask):
         grad_weight = (g_rows.transpose(0, 2, 1) @ rows).reshape(w.shape)
     if output_mask[2]:
         grad_bias = g.sum(axis=(0, *range(2, 2 + dims)))
+    return grad_input, grad_weight, grad_bias
+
+
+def conv_transpose_backward(g, x, w, stride, padding, dilation, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias) of out = conv_transpose(x, w) + b:
+    grad_input = conv(g, w),  grad_weight = the weight gradient of conv(g, w) for the gradient x,
+    grad_bias = g summed over all dims but the channels."""
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = conv_forward(g, w, None, stride, padding, dilation, groups)
+    if output_mask[1]:
+        mask = (False, True, False)
+        grad_weight = conv_backward(x, g, w, stride, padding, dilation, groups, mask)[1]
+    if output_mask[2]:
+        grad_bias = g.sum(axis=(0, *range(2, g.ndim)))
     return grad_input, grad_weight, grad_bias
 
 
@@ -150,41 +192,57 @@ def _settings(node):
 
 
 class ConvolutionBackward0(Node):
-    """out = conv(input, weight) + bias:  (d input, d weight, d bias) = convolution_backward(g)."""
+    """out = conv(input, weight) + bias (or its transposed form):
+    (d input, d weight, d bias) = convolution_backward(g)."""
 
     __slots__ = ()
 
     def apply(self, g):
         mask = tuple(self.needs_input_grad(i) for i in range(3))
         x, w = self.saved("input"), self.saved("weight")
-        return convolution_backward(g, x, w, *_settings(self), mask)
+        return convolution_backward(g, x, w, *_settings(self), mask, *_transposition(self))
+
+
+def _transposition(node):
+    """(transposed, output_padding) of a node."""
+    return node._saved["transposed"], node._saved["output_padding"]
 
 
 class ConvolutionBackwardBackward0(Node):
     """(gI, gW, gb) = convolution_backward(gO, input, weight), each linear in gO:
     d gO = conv(ggI, weight) + conv(input, ggW) + ggb,  d input = gI of conv(input, ggW) given gO,
-    d weight = gW of conv(ggI, weight) given gO."""
+    d weight = gW of conv(ggI, weight) given gO (conv: the transposed one for a transposed node)."""
 
     __slots__ = ()
 
     def apply(self, ggI=None, ggW=None, ggb=None):
         g, x, w = self.saved("grad_output"), self.saved("input"), self.saved("weight")
-        settings = _settings(self)
+        settings, (transposed, output_padding) = _settings(self), _transposition(self)
+        stride, padding, dilation, groups = settings
+
+        def forward(a, b):
+            if transposed:
+                return convolution_transpose(
+                    a, b, None, stride, padding, output_padding, dilation, groups
+                )
+            return convolution(a, b, None, *settings)
+
         grad_g = grad_x = grad_w = None
         if self.needs_input_grad(0):
             terms = []
             if ggI is not None:
-                terms.append(convolution(ggI, w, None, *settings))
+                terms.append(forward(ggI, w))
             if ggW is not None:
-                terms.append(convolution(x, ggW, None, *settings))
+                terms.append(forward(x, ggW))
             if ggb is not None:
                 terms.append(ggb.view(1, -1, *[1] * (g.ndim - 2)).expand(*g.shape))
             for term in terms:
                 grad_g = term if grad_g is None else grad_g + term
+        kept = (transposed, output_padding)
         if self.needs_input_grad(1) and ggW is not None:
-            grad_x = convolution_backward(g, x, ggW, *settings, (True, False, False))[0]
+            grad_x = convolution_backward(g, x, ggW, *settings, (True, False, False), *kept)[0]
         if self.needs_input_grad(2) and ggI is not None:
-            grad_w = convolution_backward(g, ggI, w, *settings, (False, True, False))[1]
+            grad_w = convolution_backward(g, ggI, w, *settings, (False, True, False), *kept)[1]
         return grad_g, grad_x, grad_w
 
 
@@ -264,16 +322,85 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
     return record(ConvolutionBackward0, data, (input, weight, bias), saved)
 
 
+def _check_transposed(input, weight, bias, stride, output_padding, dilation, groups):
+    """PyTorch's checks of a transposed convolution's arguments that differ from convolution's."""
+    if weight.ndim != input.ndim:
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+            f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+            f"{list(input.shape)} instead"
+        )
+    if input.shape[1] != weight.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "
+            f"{input.shape[1]} channels instead"
+        )
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        # PyTorch computes a 1-d transposed convolution as a 2-d one of height 1
+        two = [(0, 1, 1)] * (2 - len(stride)) + list(zip(output_padding, stride, dilation))
+        (oph, sh, dh), (opw, sw, dw) = two
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {oph} output_padding_width: {opw} stride_height: {sh} "
+            f"stride_width: {sw} dilation_height: {dh} dilation_width: {dw}"
+        )
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[1] * groups):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+            f"1-dimensional with {weight.shape[1] * groups} elements, but got bias of size "
+            f"{list(bias.shape)} instead"
+        )
+
+
+def convolution_transpose(input, weight, bias, stride, padding, output_padding, dilation, groups):
+    """out = the adjoint of convolution applied to input (each input value spread over its
+    window), weight (C_in, C_out/groups, *kernel): torch.convolution with transposed=True."""
+    dims = weight.ndim - 2
+    settings = (stride, padding, dilation)
+    stride, padding, dilation = [_expand(v, n, dims) for v, n in zip(settings, _SETTINGS)]
+    output_padding = _expand(output_padding, "output_padding", dims)
+    _check_transposed(input, weight, bias, stride, output_padding, dilation, groups)
+    b = None if bias is None else bias._data
+    data = conv_transpose_forward(
+        input._data, weight._data, b, stride, padding, output_padding, dilation, groups
+    )
+    saved = {
+        "bias_sym_sizes_opt": (0,) if bias is None else bias._data.shape,
+        "dilation": dilation,
+        "groups": groups,
+        "input": input,
+        "output_padding": output_padding,
+        "padding": padding,
+        "stride": stride,
+        "transposed": True,
+        "weight": weight,
+    }
+    return record(ConvolutionBackward0, data, (input, weight, bias), saved)
+
+
 def convolution_backward(
-    grad_output, input, weight, stride, padding, dilation, groups, output_mask
+    grad_output,
+    input,
+    weight,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_mask,
+    transposed=False,
+    output_padding=None,
 ):
-    """(grad_input, grad_weight, grad_bias) of convolution, None where output_mask is False;
-    recorded as one ConvolutionBackwardBackward0 node (three outputs) when a gradient is wanted."""
+    """(grad_input, grad_weight, grad_bias) of convolution (or of its transposed form), None where
+    output_mask is False; recorded as one ConvolutionBackwardBackward0 node (three outputs) when a
+    gradient is wanted."""
     dims = weight.ndim - 2
     expanded = [_expand(v, name, dims) for v, name in zip((stride, padding, dilation), _SETTINGS)]
-    arrays = conv_backward(
-        grad_output._data, input._data, weight._data, *expanded, groups, output_mask
-    )
+    g, x, w = grad_output._data, input._data, weight._data
+    if transposed:
+        arrays = conv_transpose_backward(g, x, w, *expanded, groups, output_mask)
+    else:
+        arrays = conv_backward(g, x, w, *expanded, groups, output_mask)
     if not wants_grad(grad_output, input, weight):  # several outputs: the node is made here
         return tuple(None if a is None else Tensor._make(a) for a in arrays)
     saved = {
@@ -281,10 +408,10 @@ def convolution_backward(
         "grad_output": save(grad_output),
         "groups": groups,
         "input": save(input),
-        "output_padding": (0,) * len(padding),
+        "output_padding": tuple(output_padding) if transposed else (0,) * len(padding),
         "padding": tuple(padding),
         "stride": tuple(stride),
-        "transposed": False,
+        "transposed": transposed,
         "weight": save(weight),
     }
     node = ConvolutionBackwardBackward0(
@@ -386,3 +513,59 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """out[n, o, i, j] = bias[o] + sum over c, k, l of weight[o, c, k, l] * input[n, c, i sh + k dh - ph, j sw + l dw - pw]."""
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(
+    name, dims, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    """conv_transpose1d / conv_transpose2d: an unbatched input gets a batch dim, as in PyTorch."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
+            f"input of size: {list(input.shape)}"
+        )
+    batched = input.ndim == dims + 2
+    if not batched:
+        input = unsqueeze(input, 0)
+    settings = (stride, padding, output_padding, dilation)
+    stride, padding, output_padding, dilation = (_as_tuple(v, dims) for v in settings)
+    out = convolution_transpose(
+        input, weight, bias, stride, padding, output_padding, dilation, groups
+    )
+    return out if batched else squeeze(out, 0)
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """out[n, o, i stride + k dilation - padding] += weight[c, o, k] * input[n, c, i], + bias[o]."""
+    return _conv_transpose(
+        "conv_transpose1d",
+        1,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """out[n, o, i sh + k dh - ph, j sw + l dw - pw] += weight[c, o, k, l] * input[n, c, i, j], + bias[o]."""
+    return _conv_transpose(
+        "conv_transpose2d",
+        2,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )

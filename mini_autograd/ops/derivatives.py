@@ -227,6 +227,10 @@ NODES = {
     "CloneBackward0": ("a copy of self", {"self": "grad"}),
     # The views: the gradient is viewed back as the input was.
     "ViewBackward0": ("self viewed with another shape", {"self": "reshape(grad, self_sym_sizes)"}),
+    "ReshapeAliasBackward0": (
+        "self viewed with another shape, its strides kept (reshape of a non-contiguous tensor)",
+        {"self": "reshape(grad, self_sym_sizes)"},
+    ),
     "UnsafeViewBackward0": (
         "a copy of self viewed with another shape (reshape of a non-viewable tensor)",
         {"self": "reshape(grad, self_sym_sizes)"},

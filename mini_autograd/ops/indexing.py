@@ -1,4 +1,5 @@
-"""Copying elements by position: gather, index_select, repeat, flip (new memory, not views).
+"""Copying elements by position: gather, index_select, index_add, repeat, flip, roll,
+masked_select (new memory, not views).
 
 Their backwards put the gradient back where each element came from: scatter_add, index_add.
 """
@@ -8,7 +9,8 @@ import numpy as np
 from ..core.errors import warn_once
 from ..core.node import Node
 from ..core.tensor import Tensor
-from .derivatives import FlipBackward0
+from .broadcasting import broadcasting, sum_to
+from .derivatives import FlipBackward0, mul_scalar
 from .recording import check_tensor, record
 from .shape import normalize_dim, shape_arg
 
@@ -62,12 +64,42 @@ class IndexSelectBackward0(Node):
 
 
 class IndexAddBackward0(Node):
-    """out = zeros.index_add(dim, index, source):  d source = g.index_select(dim, index)."""
+    """out = self.index_add(dim, index, source, alpha):  d self = g,
+    d source = alpha * g.index_select(dim, index)."""
 
     __slots__ = ()
 
     def apply(self, g):
-        return (None, index_select(g, self._saved["dim"], self.saved("index")))
+        grad_source, alpha = None, self._saved["alpha"]
+        if self.needs_input_grad(1):
+            grad_source = index_select(g, self._saved["dim"], self.saved("index"))
+            if alpha != 1:
+                grad_source = mul_scalar(grad_source, alpha)
+        return (g if self.needs_input_grad(0) else None), grad_source
+
+
+class RollBackward0(Node):
+    """out = self rolled by shifts along dims:  d self = g rolled back."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        shifts, dims = self._saved["shifts"], self._saved["dims"]
+        return (roll(g, tuple(-s for s in shifts), dims),)
+
+
+class MaskedSelectBackward0(Node):
+    """out = the elements of self where mask is True (both broadcast), in order:
+    d self = zeros with g put where mask is True, summed back to self's shape."""
+
+    __slots__ = ()
+
+    def apply(self, g):
+        x, mask = self.saved("self"), self.saved("mask")
+        shape = np.broadcast_shapes(x._data.shape, mask._data.shape)
+        positions = Tensor._make(np.flatnonzero(np.broadcast_to(mask._data, shape)))
+        spread = _index_add_into_zeros(g, (int(np.prod(shape)),), 0, positions)
+        return (sum_to(spread.reshape(shape), x._data.shape),)
 
 
 class RepeatBackward0(Node):
@@ -213,6 +245,60 @@ def index_select(self, dim, index):
     data = np.take(self._data, positions, axis=d)
     saved = {"dim": dim, "index": index, "self_sym_sizes": self._data.shape}
     return record(IndexSelectBackward0, data, (self,), saved)
+
+
+def index_add(self, dim, index, source, *, alpha=1):
+    """self with alpha * source's slices added at index along dim (several at one index add up)."""
+    check_tensor(index, "index_add", "index", 2)
+    _check_index(index, "index_add_", "int32 or int64")
+    d = normalize_dim(dim, self._data.ndim)
+    positions = index._data.reshape(-1)
+    if source._data.ndim > 0 and positions.size != source._data.shape[d]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({positions.size}) should be equal to "
+            f"source.size(dim): ({source._data.shape[d]}), for dim: {dim}"
+        )
+    if self._data.dtype != source._data.dtype:
+        raise RuntimeError("index_add_(): self and source must have the same scalar type")
+    data = self._data.copy()
+    values = source._data if alpha == 1 else source._data * alpha
+    np.add.at(data, (slice(None),) * d + (positions,), values.astype(data.dtype, copy=False))
+    needed = source.requires_grad  # index and source serve source's gradient only
+    saved = {
+        "alpha": alpha,
+        "dim": dim,
+        "index": index if needed else None,
+        "source": source if needed else None,
+        "source_dim": source._data.ndim,
+    }
+    return record(IndexAddBackward0, data, (self, source), saved)
+
+
+def roll(self, shifts, dims=None):
+    """The elements shifted by `shifts` along dims (those that fall off the end come back at the
+    start); without dims, along the flattened tensor."""
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    dims = () if dims is None else (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    if dims:
+        axes = tuple(normalize_dim(d, self._data.ndim) for d in dims)
+        data = np.roll(self._data, shifts, axes)
+    else:
+        data = np.roll(self._data.reshape(-1), shifts[0]).reshape(self._data.shape)
+    return record(RollBackward0, data, (self,), {"dims": dims, "shifts": shifts})
+
+
+def masked_select(self, mask):
+    """The elements of self where mask is True (both broadcast to one shape), as a 1-D tensor."""
+    check_tensor(mask, "masked_select", "mask", 2)
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcasting(np.broadcast_shapes, self._data.shape, mask._data.shape, self, mask)
+    data = np.broadcast_to(self._data, shape)[np.broadcast_to(mask._data, shape)]
+    return record(MaskedSelectBackward0, data, (self,), {"mask": mask, "self": self})
 
 
 def _index_add_into_zeros(source, shape, dim, index):

@@ -388,6 +388,17 @@ def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     return self
 
 
+def index_add_(self, dim, index, source, *, alpha=1):
+    """index_add's result written into self, in place."""
+    out = indexing.index_add(self, dim, index, source, alpha=alpha)
+    _check_inplace_allowed(self, source)
+    np.copyto(self._data, out._data)
+    self._bump_version()
+    if out.grad_fn is not None:
+        rebase_history(self, out.grad_fn)
+    return self
+
+
 def masked_fill_(self, mask, value):
     """self = value where mask is True (mask broadcast to self's shape), in place."""
     out = piecewise.masked_fill(self, mask, value)

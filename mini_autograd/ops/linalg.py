@@ -7,6 +7,7 @@ from ..core.errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from ..core.node import Node
 from ..core.tensor import Tensor
 from .arithmetic import mul
+from .broadcasting import broadcasting
 from .derivatives import (
     AddmmBackward0,
     BmmBackward0,
@@ -133,16 +134,62 @@ def matmul(self, other):
         # (..., n, k) @ (k, m): fold the leading dims into one mm, then unfold.
         folded = mm(self.reshape(-1, self._data.shape[-1]), other)
         return _unsafe_view(folded, self._data.shape[:-1] + (other._data.shape[1],))
-    if a == 3 and b == 3 and self._data.shape[0] == other._data.shape[0]:
-        batch = self._data.shape[0]
-        lhs = self.expand(*self._data.shape).reshape(batch, *self._data.shape[1:])
-        rhs = other.expand(*other._data.shape).reshape(batch, *other._data.shape[1:])
-        out = bmm(lhs, rhs)
-        return _unsafe_view(out, out._data.shape)
-    raise RuntimeError(
-        f"mini_autograd's matmul supports 1-D/2-D operands, (..., n, k) @ (k, m) and equal-batch "
-        f"3-D @ 3-D; got {tuple(self.shape)} @ {tuple(other.shape)}"
-    )
+    if _should_fold(self, other):
+        return _folded(self, other)
+    return _batched(self, other)
+
+
+def _should_fold(self, other):
+    """PyTorch's choice (should_fold) for a product of a 3-D or larger tensor with a vector or a
+    matrix: one mm or mv on the larger tensor flattened, when that needs no copy of it, or when
+    the smaller one requires grad (a smaller backward then)."""
+    a, b = self._data.ndim, other._data.ndim
+    larger, smaller = (self, other) if a >= b else (other, self)
+    if not (larger._data.ndim >= 3 and smaller._data.ndim <= 2):
+        return False
+    if smaller.requires_grad:
+        return True
+    if a == 2:
+        return False
+    data = larger._data if a >= b else np.swapaxes(larger._data, -1, -2)
+    if data.size == 0:
+        return True
+    shape, strides = data.shape, _strides(data)
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(data.ndim - 2))
+
+
+def _folded(self, other):
+    """The larger tensor flattened to a matrix (its transpose when it is on the right), one mm or
+    mv, the result unfolded (and transposed back)."""
+    transpose = other._data.ndim > self._data.ndim
+    t1 = other.mT if transpose else self
+    t2 = (self.t() if self._data.ndim == 2 else self) if transpose else other
+    shape = t1._data.shape[:-1]
+    folded = t1.reshape(-1, t1._data.shape[-1])
+    if t2._data.ndim == 2:
+        out = _unsafe_view(mm(folded, t2), shape + (t2._data.shape[1],))
+        return out.mT.contiguous() if transpose else out
+    return _unsafe_view(mv(folded, t2), shape)
+
+
+def _batched(self, other):
+    """Both operands expanded to the broadcast batch dims and flattened to 3-D, one bmm, the
+    result viewed with the batch dims (PyTorch's matmul for 3-D and larger operands)."""
+    a, b = self._data.ndim, other._data.ndim
+    n, m1 = self._data.shape[-2] if a > 1 else 1, self._data.shape[-1]
+    m2 = other._data.shape[-2] if b > 1 else other._data.shape[0]
+    p = other._data.shape[-1] if b > 1 else 1
+    batches = self._data.shape[: max(a - 2, 0)], other._data.shape[: max(b - 2, 0)]
+    batch = broadcasting(np.broadcast_shapes, *batches, *batches)
+    count = int(np.prod(batch))
+    lhs = self.expand(*batch, n, m1).reshape(count, n, m1)
+    if b == 1:
+        rhs = unsqueeze(other.expand(*batch, m2).reshape(count, m2), 2)
+    else:
+        rhs = other.expand(*batch, m2, p).reshape(count, m2, p)
+    shape = batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ())
+    out = bmm(lhs, rhs)
+    return _unsafe_view(out.squeeze(-1) if b == 1 else out, shape)
 
 
 def _unsafe_view(t, shape):

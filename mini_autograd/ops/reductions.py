@@ -506,11 +506,12 @@ class LinalgVectorNormBackward0(Node):
     """
 
     __slots__ = ()
+    order_name = "ord"  # what the node calls p
 
     def apply(self, g):
         s = self._saved
         x, result = self.saved("self"), self.saved("result")
-        dims, order = self.args, s["ord"]
+        dims, order = self.args, s[self.order_name]
         if dims is not None and not s["keepdim"]:
             for d in dims:  # ascending, so each dim lands where it was
                 g, result = g.unsqueeze(d), result.unsqueeze(d)
@@ -531,20 +532,23 @@ class LinalgVectorNormBackward0(Node):
         return (sign * x.abs() ** (order - 1) * (g / safe ** (order - 1)),)
 
 
-def norm(self, p="fro", dim=None, keepdim=False):
-    """The vector p-norm of all elements, or over `dim` (torch.linalg.vector_norm's node).
+class NormBackward1(LinalgVectorNormBackward0):
+    """out = ||self||_p over dim, as at::norm(self, p, dim, keepdim) (the norm ATen's own
+    composites call, such as pairwise_distance): the gradient of LinalgVectorNormBackward0."""
 
-    p is 2 (or "fro", the default), 1, inf, or any other number above 0.
-    """
-    order = 2 if p == "fro" else p
+    __slots__ = ()
+    order_name = "p"
+
+
+def _vector_norm(self, order, dims, keepdim):
+    """The p-norm values of self over dims, in self's dtype (PyTorch's checks first)."""
     if isinstance(order, str) or not order > 0:
-        raise ValueError(f"norm: mini_autograd supports p > 0, inf and 'fro', got p={p!r}")
+        raise ValueError(f"norm: mini_autograd supports p > 0, inf and 'fro', got p={order!r}")
     if self._data.dtype.kind != "f":
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{scalar_type_name(self)}"
         )
-    dims = _normalize_dims(dim, self._data.ndim)
     magnitude = np.abs(self._data)
     if order == np.inf:
         values = np.max(magnitude, axis=dims, keepdims=keepdim)
@@ -554,7 +558,17 @@ def norm(self, p="fro", dim=None, keepdim=False):
         values = np.sqrt(np.sum(magnitude * magnitude, axis=dims, keepdims=keepdim))
     else:
         values = np.sum(magnitude**order, axis=dims, keepdims=keepdim) ** (1 / order)
-    data = np.asarray(values, dtype=self._data.dtype)
+    return np.asarray(values, dtype=self._data.dtype)
+
+
+def norm(self, p="fro", dim=None, keepdim=False):
+    """The vector p-norm of all elements, or over `dim` (torch.linalg.vector_norm's node).
+
+    p is 2 (or "fro", the default), 1, inf, or any other number above 0.
+    """
+    order = 2 if p == "fro" else p
+    dims = _normalize_dims(dim, self._data.ndim)
+    data = _vector_norm(self, order, dims, keepdim)
     saved = {
         "dim": None if dim is None else _as_given(dim),
         "keepdim": keepdim,
@@ -562,6 +576,15 @@ def norm(self, p="fro", dim=None, keepdim=False):
         "self": self,
     }
     return record(LinalgVectorNormBackward0, data, (self,), saved, "result", args=dims)
+
+
+def norm_p(self, p, dim, keepdim=False):
+    """||self||_p over dim, recorded as at::norm records it (NormBackward1): for the functions
+    that PyTorch writes in C++ on top of it."""
+    dims = _normalize_dims(dim, self._data.ndim)
+    data = _vector_norm(self, p, dims, keepdim)
+    saved = {"dim": dims, "keepdim": keepdim, "p": float(p), "self": self}
+    return record(NormBackward1, data, (self,), saved, "result", args=dims)
 
 
 def count_nonzero(self, dim=None, axis=None):

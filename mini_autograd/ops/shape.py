@@ -21,6 +21,7 @@ from .derivatives import (
     AliasBackward0,
     ExpandBackward0,
     PermuteBackward0,
+    ReshapeAliasBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward4,
@@ -72,10 +73,12 @@ def _mark_view(view, base):
 
 
 def reshape(self, *shape):
-    """The same elements in a new shape: a view when possible, else a copy (as PyTorch does)."""
+    """The same elements in a new shape: a view when possible, else a copy (as PyTorch does; the
+    view of a non-contiguous tensor is recorded as its _reshape_alias)."""
     shape = shape_arg(shape)
+    node_type = ViewBackward0 if self._data.flags.c_contiguous else ReshapeAliasBackward0
     try:
-        return view(self, *shape)
+        return _viewed(self, shape, node_type)
     except RuntimeError as error:
         if "view size is not compatible" not in str(error):
             raise
@@ -86,7 +89,11 @@ def reshape(self, *shape):
 
 def view(self, *shape):
     """The same memory seen with a new shape; fails where a copy would be needed."""
-    shape = shape_arg(shape)
+    return _viewed(self, shape_arg(shape), ViewBackward0)
+
+
+def _viewed(self, shape, node_type):
+    """self's memory seen with `shape`, recorded by node_type; PyTorch's errors where it cannot."""
     if min(shape, default=0) < -1:  # numpy would read any negative size as "infer it"
         i = min(i for i, s in enumerate(shape) if s < -1)
         raise RuntimeError(
@@ -105,7 +112,7 @@ def view(self, *shape):
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         ) from None
-    return _view_of(self, data, ViewBackward0, {"self_sym_sizes": self._data.shape})
+    return _view_of(self, data, node_type, {"self_sym_sizes": self._data.shape})
 
 
 def flatten(self, start_dim=0, end_dim=-1):

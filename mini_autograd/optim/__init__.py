@@ -10,6 +10,7 @@ from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
 from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
@@ -21,6 +22,7 @@ __all__ = [
     "Adam",
     "AdamW",
     "LBFGS",
+    "NAdam",
     "Optimizer",
     "RMSprop",
     "lr_scheduler",

@@ -1,15 +1,16 @@
-"""Utilities for training, as in torch.nn.utils: gradient clipping, and the parameters as one
-vector."""
+"""Utilities for training, as in torch.nn.utils: gradient clipping, the parameters as one
+vector, and (in `rnn`) variable-length sequences."""
 
 import types
 import warnings
 
 import numpy as np
 
-from ..core import dtypes
-from ..core.grad_mode import no_grad
-from ..core.tensor import Tensor
-from ..ops.shape import cat, stack
+from ...core import dtypes
+from ...core.grad_mode import no_grad
+from ...core.tensor import Tensor
+from ...ops.shape import cat, stack
+from . import rnn  # noqa: F401 (nn.utils.rnn, as in torch)
 
 
 def _as_list(tensors):
