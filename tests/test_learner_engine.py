@@ -138,7 +138,7 @@ def test_saved_names_and_marks_of_the_learners_graph(mine):
     (loss1, loss2), params = build(mine, "two_losses")
     before = draw_graph([loss1, loss2], params=params).source
     assert 'label="PowBackward0"' in before and 'label="MulBackward0"' in before
-    assert "self\\n(1, 3) · 12 B" in before and "other\\n() · 4 B" in before
+    assert "self\\n(1, 3) · 12 B" in before and "other\\n() · 8 B" in before  # 4: an int64
     assert 'label="x\\n(1, 3)", fillcolor=lightblue' in before  # the leaf, named
     loss1.backward()
     after = draw_graph([loss1, loss2], params=params).source

@@ -114,9 +114,25 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    num_ops = len(operands)
     lhs, arrow, rhs = equation.partition("->")
-    op_labels = _parse_operands(lhs, num_ops)
+    op_labels = _parse_operands(lhs, len(operands))
+    label_count, ell_num_dim = _count_labels(operands, op_labels)
+    label_perm_index, perm_index, ell_index, out_num_dim = _output_positions(
+        lhs, rhs, arrow, label_count, ell_num_dim
+    )
+    ops, dim_counts = _aligned(
+        operands, op_labels, label_perm_index, perm_index, ell_num_dim, ell_index
+    )
+    result = _contract(ops, dim_counts, out_num_dim, perm_index)
+    if perm_index - out_num_dim > 0:
+        if len(operands) > 1:  # the summed dims are all 1 now: viewed away
+            return view(result, result.shape[:out_num_dim])
+        return sum_(result, list(range(out_num_dim, perm_index)))
+    return result
+
+
+def _count_labels(operands, op_labels):
+    """How often each label appears over the operands, and the most dims an ellipsis covers."""
     label_count = [0] * _ELLIPSIS
     ell_num_dim = 0
     for i, (operand, labels) in enumerate(zip(operands, op_labels)):
@@ -135,6 +151,12 @@ def einsum(equation, *operands):
                 f"einsum(): the number of subscripts in the equation ({nlabels}) {relation} the "
                 f"number of dimensions ({ndims}) for operand {i}{tail}"
             )
+    return label_count, ell_num_dim
+
+
+def _output_positions(lhs, rhs, arrow, label_count, ell_num_dim):
+    """Where each label goes (the output's first, then the summed ones), as ATen numbers them:
+    (label_perm_index, the number of dims, the ellipsis' first dim, the output's dims)."""
     label_perm_index = [-1] * _ELLIPSIS
     perm_index = ell_index = 0
     ell_in_output = False
@@ -183,9 +205,12 @@ def einsum(equation, *operands):
         if label_count[label] > 0 and label_perm_index[label] == -1:
             label_perm_index[label] = perm_index
             perm_index += 1
-    ops, dim_counts = _aligned(
-        operands, op_labels, label_perm_index, perm_index, ell_num_dim, ell_index
-    )
+    return label_perm_index, perm_index, ell_index, out_num_dim
+
+
+def _contract(ops, dim_counts, out_num_dim, perm_index):
+    """Multiply the aligned operands pairwise, left to right, summing each dim once no operand
+    still to come has it (ATen's order)."""
     while len(ops) > 1:
         a, b = ops.pop(0), ops.pop(0)
         sum_dims, a_dims, b_dims = [], [], []
@@ -207,12 +232,7 @@ def einsum(equation, *operands):
         if b_dims:
             b = sum_(b, b_dims, True)
         ops.insert(0, sumproduct_pair(a, b, sum_dims, True))
-    result = ops[0]
-    if perm_index - out_num_dim > 0:
-        if num_ops > 1:  # the summed dims are all 1 now: viewed away
-            return view(result, result.shape[:out_num_dim])
-        return sum_(result, list(range(out_num_dim, perm_index)))
-    return result
+    return ops[0]
 
 
 def _aligned(operands, op_labels, label_perm_index, perm_index, ell_num_dim, ell_index):
