@@ -140,61 +140,6 @@ class RNNCellBase(Module):
     def _weights(self):
         return self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
 
-    def _packed_step(self, x, state, weights):
-        """One time step of the subclass's cell on the rows x: the new state (a tuple)."""
-        if self.mode == "LSTM":
-            return lstm_step(x, state, *weights)
-        if self.mode == "GRU":
-            return (gru_step(x, state[0], *weights),)
-        return (rnn_step(x, state[0], *weights, self.mode[4:].lower()),)
-
-    def _forward_packed(self, packed, hx):
-        """A PackedSequence through every layer, step by step: at step t the first batch_sizes[t]
-        sequences (the longest) step on, the others keep their state (forwards: a finished
-        sequence keeps its last one; backwards: a sequence starts from its initial state when
-        it begins). Returns (a PackedSequence, the final states in the caller's order)."""
-        data, batch_sizes, sorted_indices, unsorted_indices = packed
-        sizes = [int(b) for b in batch_sizes._data]
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-        directions = 2 if self.bidirectional else 1
-        shape = (self.num_layers * directions, sizes[0], self.hidden_size)
-        n_states = 2 if self.mode == "LSTM" else 1
-        if hx is None:
-            hx = (creation.zeros(*shape, dtype=data.dtype),) * n_states
-        else:
-            hx = hx if n_states == 2 else (hx,)
-            if sorted_indices is not None:  # the states in the sequences' sorted order
-                hx = tuple(h.index_select(1, sorted_indices) for h in hx)
-        finals = []
-        x = data
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                weights = self._layer_weights(index)
-                state = tuple(h[index] for h in hx)
-                steps = [None] * len(sizes)
-                order = range(len(sizes) - 1, -1, -1) if direction else range(len(sizes))
-                for t in order:
-                    b = sizes[t]
-                    new = self._packed_step(
-                        x[offsets[t] : offsets[t + 1]], tuple(s[:b] for s in state), weights
-                    )
-                    steps[t] = new[0]
-                    state = tuple(
-                        cat([n, s[b:]], 0) if b < s.shape[0] else n for n, s in zip(new, state)
-                    )
-                outputs.append(cat(steps, 0))
-                finals.append(state)
-            x = outputs[0] if directions == 1 else cat(outputs, 1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        states = [stack([final[k] for final in finals], 0) for k in range(n_states)]
-        if unsorted_indices is not None:
-            states = [h.index_select(1, unsorted_indices) for h in states]
-        output = PackedSequence(x, batch_sizes, sorted_indices, unsorted_indices)
-        return output, (tuple(states) if n_states == 2 else states[0])
-
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
         if self.bias is not True:
