@@ -526,6 +526,8 @@ def zero_grad_problem(events: Sequence[str]) -> str | None:
     """Plain words on a missing or misplaced zero_grad in a recorded order of events, or None."""
     if "step" not in events:  # no optimizer step at all: a different mistake
         return None
+    if "backward" in events and events.index("step") < events.index("backward"):
+        return "optimizer.step() runs before loss.backward(): each step applies the gradients of the step before (none, the first time), so the updates lag one step behind: call step() after backward()"
     dirty = pending = False  # gradients not yet zeroed / not yet used by a step
     for event in events:
         if event == "backward":

@@ -105,6 +105,14 @@ def check_finite_difference(learner_fn):
         if difference(got, estimates[None], atol=1e-8, rtol=1e-8) is None:
             continue
         _explain(learner_fn, f, x, got, estimates, case)
+    what, f, x = cases[0]
+    other = call(learner_fn, lambda v: f(np, v), x.copy(), 10 * EPS)
+    if difference(
+        as_array(other), _differences(lambda v: f(np, v), x, 10 * EPS)[None], atol=1e-8, rtol=1e-8
+    ):
+        raise Feedback(
+            f"with eps={10 * EPS} your function does not return the central difference at that eps (f(x) = {what}): it does not use the eps it is given. Nudge by eps, the function's argument."
+        )
     return f"your estimates equal the central difference at the eps given, on {len(cases)} functions and shapes (within about eps**2 of PyTorch's gradient), and x is left as it was."
 
 

@@ -114,6 +114,10 @@ def _slips(grads, central, drifting, along):
             _largest(grads, drifting),
         ),
         (
+            "what finite differences divided by eps, not 2 * eps, give: twice the gradient, so the gap is about the gradient itself; the points x + eps and x - eps are 2 * eps apart",
+            _largest(grads, [2 * n for n in central]),
+        ),
+        (
             "what comparing every entry of the gradient with one number gives, the change when the whole input is nudged at once (the sum of the gradient's entries); nudge one entry at a time and compare entry by entry",
             _largest(grads, along),
         ),

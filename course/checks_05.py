@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
+import os
+import traceback
 from unittest import mock
 
 import numpy as np
@@ -66,20 +67,27 @@ def _gradient(lib, f, x_np: np.ndarray) -> np.ndarray:
 
 @contextlib.contextmanager
 def _grad_calls():
-    """Watch ma.autograd.grad while the learner's code runs: the list it yields gets, per call,
-    whether it kept the graph of the gradient it returned (create_graph=True)."""
-    original, calls = ma.autograd.grad, []
-    signature = inspect.signature(original)
+    """Watch mini_autograd's engine while the learner's code runs: the list it yields gets, per
+    autograd.grad call (however it was imported), whether it kept the graph of the gradient it
+    returned (create_graph=True), or None for a call the library's autograd.functional made."""
+    from mini_autograd.core import engine
 
-    def grad(*args, **kwargs):
-        try:
-            calls.append(bool(signature.bind(*args, **kwargs).arguments.get("create_graph")))
-        except TypeError:
-            pass  # the engine's own error for wrong arguments follows
+    original, calls = engine.run_backward, []
+
+    def run_backward(*args, **kwargs):
+        if not kwargs.get("accumulate_grad", True):  # autograd.grad, not backward()
+            frames = traceback.extract_stack()
+            by_library = any(f.filename.endswith(LIBRARY_FUNCTIONAL) for f in frames)
+            calls.append(
+                None if by_library else bool(args[3])
+            )  # args: roots, grads, retain, create
         return original(*args, **kwargs)
 
-    with mock.patch.object(ma.autograd, "grad", grad):
+    with mock.patch.object(engine, "run_backward", run_backward):
         yield calls
+
+
+LIBRARY_FUNCTIONAL = os.path.join("autograd", "functional.py")
 
 
 def _explain(during, error, freed=None, calls=()):
@@ -138,9 +146,9 @@ def check_hvp(learner_hvp):
         compare(
             got, finite, f"on problem {number} your Hv differs from finite differences", hint=False
         )
-        if not calls:
+        if not calls or None in calls:
             raise Feedback(
-                f"on problem {number} your Hv is right, but no ma.autograd.grad call made it: the exercise takes both derivatives with autograd.grad (differences of gradients only approximate Hv; backward(create_graph=True) leaves a gradient with its graph in x.grad, a reference cycle)."
+                f"on problem {number} your Hv is right, but no ma.autograd.grad call of yours made it: the exercise takes both derivatives with autograd.grad (differences of gradients only approximate Hv; backward(create_graph=True) leaves a gradient with its graph in x.grad, a reference cycle)."
             )
         if not any(calls):
             raise Feedback(
@@ -327,9 +335,9 @@ def check_hessian(learner_hessian):
             raise Feedback(
                 f"on problem {number} your Hessian is right, but it left a gradient in x.grad: backward() adds into .grad, so the next call would start from it; take the rows with ma.autograd.grad, which returns them and leaves .grad alone."
             )
-        if not calls:
+        if not calls or None in calls:
             raise Feedback(
-                f"on problem {number} your Hessian is right, but no ma.autograd.grad call made it (a library function, backward(), or finite differences did): the exercise is to build it yourself from the gradient's graph, one autograd.grad call per row."
+                f"on problem {number} your Hessian is right, but no ma.autograd.grad call of yours made it (a library function, backward(), or finite differences did): the exercise is to build it yourself from the gradient's graph, one autograd.grad call per row."
             )
         if not any(calls):
             raise Feedback(

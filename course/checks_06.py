@@ -268,7 +268,7 @@ def check_regression_loop(train_regression, n_epochs=5):
             raise Feedback(f"with {name} it trains, but {kept}")
         if targets_in_graph:
             raise Feedback(
-                f"with {name} it trains, but every backward still goes into the target's graph: the target is computed from x, which requires grad, anew in every epoch, so the error is gone while each backward still walks the target's graph and adds into x.grad. The target needs no gradient: build it once, from tensors that do not require grad (or under lib.no_grad())"
+                f"with {name} it trains, but the target still carries a graph: it is computed from x, which requires grad, so every loss's graph reaches into it (rebuilding it each epoch, or leaving it out with inputs= or autograd.grad, only hides the error). The target needs no gradient: build it from tensors that do not require grad (or under lib.no_grad())"
             )
     return f"trains all {n_epochs} epochs on both engines, with the reference losses.{note}"
 

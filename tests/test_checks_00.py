@@ -92,6 +92,10 @@ def test_stub_says_not_done_yet(one_line):
         ),
         (rows_at_a_time, ["x[i] is a whole row", "x of shape (2, 3)"]),
         (
+            lambda f, x, eps=1e-6: finite_difference_grad(f, x, 1e-3),
+            ["with eps=0.01 your function does not return", "does not use the eps"],
+        ),
+        (
             lambda f, x, eps=1e-6: finite_difference_grad(f, x, eps)[..., ::-1],
             ["differs from the central difference", "x of shape (2, 3)", "Hint: loop over"],
         ),
@@ -108,6 +112,7 @@ def test_stub_says_not_done_yet(one_line):
         "divided-by-eps",
         "whole-array-nudge",
         "rows-at-a-time",
+        "eps-written-in",
         "entries-in-wrong-places",
         "flattened",
         "returns-none",

@@ -152,7 +152,7 @@ def gradcheck_slip(fn, *arrays, eps=1e-6, slip=None):
                     plus[i][index] += eps
                     minus[i][index] -= eps
                     f_plus, f_minus = f(plus), f(minus)
-                numerical[index] = (f_plus - f_minus) / (2 * eps)
+                numerical[index] = (f_plus - f_minus) / (eps if slip == "over eps" else 2 * eps)
         analytic = np.asarray(None if t.grad is None else t.grad.numpy(), dtype=np.float64)
         if slip == "input 0's grad for every input":
             analytic = tensors[0].grad.numpy()
@@ -187,6 +187,7 @@ def test_gradcheck_that_nudges_the_callers_arrays_and_puts_them_back(one_line):
         ("backward per input", ["for input 1", "(it accumulates)"]),
         ("caller's arrays not restored", ["changed the arrays it was given", "np.asarray"]),
         ("copy not restored", ["drifting points", "put each entry back"]),
+        ("over eps", ["divided by eps, not 2 * eps", "2 * eps apart"]),
         ("relative", ["multiplied by 1000", "relative error"]),
         ("relative to the larger", ["multiplied by 1000", "relative error"]),
     ],

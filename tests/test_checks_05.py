@@ -69,6 +69,26 @@ def hvp_through_backward_reset(f, x, v):
     return hv
 
 
+ALIAS = ma.autograd.grad  # a name of the learner's own, taken before the check runs
+
+
+def hvp_through_an_alias(f, x, v):
+    (g,) = ALIAS(f(x), x, create_graph=True)
+    return ALIAS((g * v).sum(), x)[0]
+
+
+def hessian_through_an_alias(f, x):
+    (g,) = ALIAS(f(x), x, create_graph=True)
+    return ma.stack([ALIAS(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
+
+
+def test_grad_under_another_name_is_counted(one_line):
+    assert checks_05.check_hvp(hvp_through_an_alias)
+    assert "Exercise 5.2: correct ✓" in one_line()
+    assert checks_05.check_hessian(hessian_through_an_alias)
+    assert "Exercise 5.4: correct ✓" in one_line()
+
+
 def test_hvp_accepts_the_solution(one_line):
     assert checks_05.check_hvp(hvp_solution)
     assert "Exercise 5.2: correct ✓" in one_line()
@@ -85,7 +105,7 @@ def test_hvp_accepts_the_solution(one_line):
         (hvp_through_backward, "left a gradient in x.grad"),
         (hvp_through_the_hessian, "a Hessian built row by row costs one backward pass per row"),
         (hvp_by_finite_differences, "no autograd.grad call kept the gradient's graph"),
-        (hvp_through_backward_reset, "no ma.autograd.grad call made it"),
+        (hvp_through_backward_reset, "no ma.autograd.grad call of yours made it"),
         (not_done, "Exercise 5.2: not done yet — "),
     ],
     ids=[
@@ -266,7 +286,7 @@ def test_hessian_accepts_the_solution(one_line):
         (hessian_detached_gradient, "The gradient was detached on the way"),
         (hessian_returns_gradient, "one row per entry of x"),
         (hessian_gradient_per_row, "the gradient g was computed again for every row"),
-        (hessian_from_the_library, "no ma.autograd.grad call made it"),
+        (hessian_from_the_library, "no ma.autograd.grad call of yours made it"),
         (hessian_by_finite_differences, "no autograd.grad call kept the gradient's graph"),
         (hessian_rows_through_backward, "the sum of the rows so far"),
         (hessian_leaving_grad, "it left a gradient in x.grad"),

@@ -120,6 +120,8 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
         functional = ma.nn.functional if variant == "ma-not-lib" else lib.nn.functional
         loss = functional.mse_loss(model(x_train), target)
         optimizer.zero_grad()
+        if variant == "step-first":  # the update before the gradients it needs
+            optimizer.step()
         if variant == "autograd-backward-retain":
             lib.autograd.backward(loss, retain_graph=True)
         elif variant == "grad-retain":
@@ -130,7 +132,8 @@ def regression(lib, x_np, noise_np, start, n_epochs=5, variant="fixed"):
             loss.backward(retain_graph=variant == "retain")
         if variant == "late-zero-grad":
             optimizer.zero_grad()
-        optimizer.step()
+        if variant != "step-first":
+            optimizer.step()
         losses.append(loss.detach() if variant == "tensor-losses" else loss.item())
         if variant == "tensor-total":
             total = total + loss  # a running total as a tensor: it holds every epoch's graph
@@ -163,8 +166,9 @@ def test_regression_accepts_right_fixes(one_line, variant):
         ("ma-not-lib", "write `lib.` everywhere"),
         ("tensor-total", "`total` holds the graph of every earlier step"),
         ("logged-pairs", "`log` holds the graph of every earlier step"),
-        ("target-every-epoch", "every backward still goes into the target's graph"),
+        ("target-every-epoch", "the target still carries a graph"),
         ("late-zero-grad", "zero_grad() runs between loss.backward() and optimizer.step()"),
+        ("step-first", "optimizer.step() runs before loss.backward()"),
     ],
 )
 def test_regression_explains_mistakes(one_line, variant, expected):
