@@ -33,6 +33,10 @@ def _array(value, what: str) -> np.ndarray:
         )
     if value is None:
         raise Feedback(f"{what} is None; return a tensor.")
+    if not hasattr(value, "detach"):
+        raise Feedback(
+            f"{what} is a {type(value).__name__}, not a tensor: return the tensor your autograd.grad calls give (stack rows with ma.stack), so that it can take part in more computation, a graph included."
+        )
     try:
         return as_array(value)
     except (TypeError, ValueError):

@@ -82,6 +82,22 @@ def hessian_through_an_alias(f, x):
     return ma.stack([ALIAS(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])])
 
 
+def hvp_as_numpy(f, x, v):
+    return hvp_solution(f, x, v).detach().numpy()
+
+
+def hessian_as_a_list(f, x):
+    (g,) = ma.autograd.grad(f(x), x, create_graph=True)
+    return [ma.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(x.shape[0])]
+
+
+def test_results_that_are_not_tensors_are_named(one_line):
+    assert not checks_05.check_hvp(hvp_as_numpy)
+    assert "your result is a ndarray, not a tensor" in one_line("Exercise 5.2: ")
+    assert not checks_05.check_hessian(hessian_as_a_list)
+    assert "your Hessian is a list, not a tensor" in one_line("Exercise 5.4: ")
+
+
 def test_grad_under_another_name_is_counted(one_line):
     assert checks_05.check_hvp(hvp_through_an_alias)
     assert "Exercise 5.2: correct ✓" in one_line()
