@@ -77,11 +77,11 @@ def check_half_hooks(pack, unpack):
         if not _nbytes(packed):
             shown = repr(packed) if packed is None or isinstance(packed, (int, str)) else None
             raise Feedback(
-                f"your pack hook returned {shown or f'a {type(packed).__name__} with no tensor data in it'}, so the saved values must be hidden somewhere else (a closure, a dict, a global), where they still take full memory: unpack receives only what pack returned, so return the float16 copy itself, e.g. (t.dtype, t.to(ma.float16))."
+                f"your pack hook returned {shown or f'a {type(packed).__name__} with no tensor data in it'}, so the saved values must be hidden somewhere else (a closure, a dict, a global), where they still take full memory: unpack receives only what pack returned, so return the float16 copy itself, with whatever unpack needs to give back the original dtype."
             )
         if not _holds_values(packed, t):
             raise Feedback(
-                f"what your pack hook returned does not hold the saved values (no tensor or array in it matches the {tuple(t.shape)} tensor it was given, even to float16 rounding): store t.to(ma.float16), a copy of its values."
+                f"what your pack hook returned does not hold the saved values (no tensor or array in it matches the {tuple(t.shape)} tensor it was given, even to float16 rounding): store a float16 copy of its values."
             )
         received.append(t._data.nbytes)
         stored.append(_nbytes(packed))
@@ -139,7 +139,12 @@ def check_half_hooks(pack, unpack):
             raise Feedback(f"the gradient of {name} is {m.grad.dtype}, expected float32.")
     # The same model in float64: unpack must give back the dtype pack was given, not float32.
     doubles = [ma.tensor(a.astype(np.float64), requires_grad=i > 0) for i, a in enumerate(arrays)]
+    start = len(received)
     call(run, doubles, where=" (while running a float64 model with your hooks)")
+    if sum(stored[start:]) > 0.25 * sum(received[start:]) + 1e-9:  # float16 is a quarter of float64
+        raise Feedback(
+            f"on the model run in float64, your pack hook stores {sum(stored[start:])} bytes for {sum(received[start:])} bytes of saved tensors: a float64 tensor must be stored in float16 too (a quarter of its bytes), whatever dtype it comes in."
+        )
     for name, m, t in zip(("w1", "w2"), doubles[1:], theirs[1:]):
         if m.grad is None or m.grad.dtype != ma.float64:
             got = "no gradient" if m.grad is None else f"a {m.grad.dtype} gradient"

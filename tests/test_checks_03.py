@@ -38,6 +38,17 @@ def test_half_hooks_that_copy_do_not_halve(one_line):
     assert "(100%); float16 copies take half" in one_line()
 
 
+def test_half_hooks_that_halve_float32_only_keep_float64_whole(one_line):
+    def pack(t):
+        return (t.dtype, t.to(ma.float16) if t.dtype == ma.float32 else t.detach().clone())
+
+    def unpack(packed):
+        return packed[1].to(packed[0])
+
+    assert not check_half_hooks(pack, unpack)
+    assert "a float64 tensor must be stored in float16 too" in one_line("Exercise 3.4: ")
+
+
 def test_half_hooks_must_convert_back(one_line):
     assert not check_half_hooks(lambda t: t.to(ma.float16), lambda packed: packed)
     assert "unpack returned a mini_autograd.float16 tensor" in one_line()
