@@ -38,6 +38,15 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Using a target size:UserWarning"),
 ]
 
+
+@pytest.fixture(autouse=True)
+def _atens_einsum_order(monkeypatch):
+    """mini_autograd contracts three or more einsum operands left to right, as ATen does without
+    opt_einsum; with that package installed (jax, for `make bench`, brings it) torch would pick
+    another order, so another graph."""
+    monkeypatch.setattr(torch.backends.opt_einsum, "enabled", False)
+
+
 ALL_OPS = OPS + DTYPE_OPS + VIEW_OPS + CONV_OPS + POOL_OPS + RESAMPLE_OPS + LOSS_OPS
 CASES = [
     pytest.param(op, mask, id=f"{op.id}-{''.join('g' if r else '_' for r in mask)}")
