@@ -11,6 +11,8 @@ from .core import dtypes
 from .core.device import check as check_device
 from .core.tensor import Tensor, as_array, check_can_require_grad
 from .core.tensor_data import Size
+from .ops.derivatives import BernoulliBackward0, NormalBackward1, NormalBackward2, NormalBackward3
+from .ops.recording import NotImplementedBackward, record
 from .random import default_generator
 
 CAN_REQUIRE_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
@@ -214,14 +216,25 @@ def normal(
     std_values = std._data if isinstance(std, Tensor) else std
     shape = np.broadcast_shapes(np.shape(mean_values), np.shape(std_values))
     sample = gen.normal(shape, 0.0, 1.0, like._data.dtype) * std_values + mean_values
-    return _leaf(sample.astype(like._data.dtype), dtype, device, requires_grad)
+    sample = _leaf(sample.astype(like._data.dtype), dtype, device, requires_grad)._data
+    if not isinstance(std, Tensor):
+        node, tensors = NormalBackward1, {"mean": mean}
+    elif not isinstance(mean, Tensor):
+        node, tensors = NormalBackward2, {"std": std}
+    else:
+        node, tensors = NormalBackward3, {"mean": mean, "std": std}
+    saved = {f"{name}_sym_sizes": t._data.shape for name, t in tensors.items()}
+    return record(node, sample, tuple(tensors.values()), saved)
 
 
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability input (each element a probability), else 0; float uniforms as in torch."""
     probabilities = input._data if p is None else np.full(input._data.shape, p)
     u = _generator(generator).uniform(input._data.shape, 0.0, 1.0, input._data.dtype)
-    return _leaf((u < probabilities).astype(input._data.dtype))
+    sample = (u < probabilities).astype(input._data.dtype)
+    if p is None:
+        return record(BernoulliBackward0, sample, (input,))
+    return record(NotImplementedBackward, sample, (input,), args="bernoulli")  # as in torch
 
 
 def _like(make):

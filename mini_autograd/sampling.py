@@ -8,7 +8,7 @@ old ones."""
 import numpy as np
 
 from .core.tensor import Tensor
-from .ops.derivatives import ZeroBackward0
+from .ops.derivatives import BernoulliBackward1, ZeroBackward0
 from .ops.inplace import _fill
 from .random import default_generator
 
@@ -27,12 +27,6 @@ class NormalBackward0(ZeroBackward0):
 
 class BernoulliBackward2(ZeroBackward0):
     """self.bernoulli_(p), p a number:  d self = 0."""
-
-    __slots__ = ()
-
-
-class BernoulliBackward1(ZeroBackward0):
-    """self.bernoulli_(p), p a tensor of probabilities:  d self = 0."""
 
     __slots__ = ()
 
@@ -81,7 +75,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 (probability p) or 0."""
     if isinstance(p, Tensor):
         u = _source(generator).uniform(self._data.shape, 0.0, 1.0, p._data.dtype)
-        return _fill(self, u < p._data, BernoulliBackward1)
+        return _fill(self, u < p._data, BernoulliBackward1, p, args=p._data.shape)
     values = _source(generator).bernoulli(self._data.shape, p, self._data.dtype)
     return _fill(self, values, BernoulliBackward2)
 

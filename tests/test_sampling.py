@@ -88,3 +88,72 @@ def test_bad_distributions_are_refused():
     for lib in (torch, ma):
         with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
             lib.multinomial(lib.tensor([0.5, 0.5]), 3)
+
+
+def _graph(lib, sample, *params):
+    """What sampling records, as plain values: torch's and mini_autograd's must agree."""
+    node = sample.grad_fn
+    saved = {name: tuple(getattr(node, name)) for name in dir(node) if name.startswith("_saved_")}
+    edges = [None if n is None else n.name() for n, _ in node.next_functions]
+    sample.sum().backward()
+    grads = [None if p.grad is None else (p.grad.tolist(), str(p.grad.dtype)[-7:]) for p in params]
+    return sample.requires_grad, node.name(), edges, saved, sample.tolist(), grads
+
+
+SAMPLERS = {
+    "bernoulli": lambda lib, a, b: lib.bernoulli(a),
+    "bernoulli method": lambda lib, a, b: a.bernoulli(),
+    "bernoulli generator": lambda lib, a, b: lib.bernoulli(a, generator=lib.Generator()),
+    "normal(mean, number)": lambda lib, a, b: lib.normal(a, 1.0),
+    "normal(number, std)": lambda lib, a, b: lib.normal(1.0, b),
+    "normal(mean, std)": lambda lib, a, b: lib.normal(a, b),
+    "normal(mean, std), only std requires grad": lambda lib, a, b: lib.normal(a.detach(), b),
+    "normal(mean, std), broadcast": lambda lib, a, b: lib.normal(a, b.expand(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(SAMPLERS))
+def test_sampling_records_torchs_node_with_zero_gradients(name):
+    def run(lib):
+        lib.manual_seed(0)
+        a = lib.full((3,), 0.25, dtype=lib.float64, requires_grad=True)
+        b = lib.full((3,), 2.0, dtype=lib.float64, requires_grad=True)
+        return _graph(lib, SAMPLERS[name](lib, a, b), a, b)
+
+    want = run(torch)
+    assert want[1] != "" and run(ma) == want
+
+
+def test_bernoulli_with_a_number_p_records_a_node_whose_backward_raises():
+    for lib in (torch, ma):
+        p = lib.full((3,), 0.5, requires_grad=True)
+        sample = lib.bernoulli(p, 0.3)
+        assert sample.grad_fn.name() == "torch::autograd::NotImplemented"
+        assert [type(n).__name__ for n, _ in sample.grad_fn.next_functions] == ["AccumulateGrad"]
+        with pytest.raises(
+            RuntimeError, match="^derivative for aten::bernoulli is not implemented$"
+        ):
+            sample.sum().backward()
+
+
+def test_bernoulli_in_place_with_probabilities_that_require_grad():
+    def run(lib):
+        p = lib.full((3,), 0.5, requires_grad=True)
+        y = lib.zeros(2, 3).bernoulli_(p)
+        edges = [None if n is None else n.name() for n, _ in y.grad_fn.next_functions]
+        y.sum().backward()
+        return y.requires_grad, y.grad_fn.name(), edges, p.grad.tolist()
+
+    assert run(ma) == run(torch)
+
+
+def test_samples_record_nothing_without_grad_and_their_gradients_are_constants():
+    def run(lib):
+        p = lib.full((3,), 0.5, requires_grad=True)
+        with lib.no_grad():
+            plain = [lib.bernoulli(p), lib.normal(p, 1.0), lib.normal(1.0, p)]
+        plain.append(lib.multinomial(p, 2))
+        (grad,) = lib.autograd.grad(lib.normal(p, p).sum(), p, create_graph=True)
+        return [t.requires_grad for t in plain], grad.requires_grad, grad.tolist()
+
+    assert run(ma) == run(torch)

@@ -297,6 +297,21 @@ NODES = {
         "self.fill_(value), value a 0-d tensor",
         {"self": "zeros_like(grad)", "value": "grad.sum()"},
     ),
+    # Sampling: the samples do not vary smoothly with the parameters, so their gradient is 0
+    "BernoulliBackward0": (
+        "bernoulli(self), 1 with probability self",
+        {"self": "zeros_like(grad)"},
+    ),
+    "BernoulliBackward1": (
+        "self.bernoulli_(p), p a tensor of probabilities",
+        {"self": "zeros_like(grad)", "p": "zeros(args, grad)"},
+    ),
+    "NormalBackward1": ("normal(mean, std), std a number", {"mean": "zeros(mean_sym_sizes, grad)"}),
+    "NormalBackward2": ("normal(mean, std), mean a number", {"std": "zeros(std_sym_sizes, grad)"}),
+    "NormalBackward3": (
+        "normal(mean, std)",
+        {"mean": "zeros(mean_sym_sizes, grad)", "std": "zeros(std_sym_sizes, grad)"},
+    ),
     "WhereBackward0": (
         "where(condition, self, other)",
         {"self": "where(condition, grad, 0)", "other": "where(condition, 0, grad)"},
@@ -415,6 +430,8 @@ def zero_like(like):
 
 
 ARRAYS["zeros_like"], TENSORS["zeros_like"] = np.zeros_like, zeros_like
+ARRAYS["zeros"] = lambda sizes, like: np.zeros(sizes, like.dtype)
+TENSORS["zeros"] = lambda sizes, like: Tensor._make(np.zeros(sizes, like._data.dtype))
 ARRAYS["sum_keepdim"] = lambda x, dim: x.sum(axis=dim, keepdims=True)
 TENSORS["sum_keepdim"] = lambda x, dim: x.sum(dim, keepdim=True)
 

@@ -10,22 +10,8 @@ import numpy as np
 
 from .. import creation, return_types
 from ..core.errors import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
-from ..core.node import Node
 from ..core.tensor import Tensor
-from .recording import record
-
-
-class NotImplementedBackward(Node):
-    """The node of an operation that has no derivative: its backward raises, as PyTorch's."""
-
-    __slots__ = ()
-
-    def name(self):
-        """PyTorch prints the C++ name for this node."""
-        return "torch::autograd::NotImplemented"
-
-    def apply(self, *grads):
-        raise RuntimeError(f"derivative for aten::{self.args} is not implemented")
+from .recording import NotImplementedBackward, record
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002

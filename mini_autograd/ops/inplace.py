@@ -328,13 +328,15 @@ def div_(self, other):
     return _binary_inplace(self, other, arithmetic.div, arithmetic.true_divide, true_division=True)
 
 
-def _fill(self, value, node):
-    """Every element of self = value; `node` makes the backward from self's edge when recording."""
-    _check_inplace_allowed(self)
+def _fill(self, value, node, *others, args=None):
+    """Every element of self = value; `node` makes the backward from the edges of self and of
+    the tensors `others` the values were drawn from (bernoulli_'s p), with `args`, when recording."""
+    _check_inplace_allowed(self, *others)
     self._data[...] = value
     self._bump_version()
-    if GradMode.enabled and self.requires_grad:
-        record_in_place(self, node((gradient_edge(self),)))
+    if GradMode.enabled and (self.requires_grad or _any_requires_grad(others)):
+        edges = tuple([gradient_edge(t) for t in (self, *others)])
+        record_in_place(self, node(edges, None, args))
     return self
 
 

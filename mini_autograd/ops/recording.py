@@ -2,9 +2,22 @@
 
 from ..core import events
 from ..core.grad_mode import GradMode
-from ..core.node import gradient_edge
+from ..core.node import Node, gradient_edge
 from ..core.saved import SavedTensor
 from ..core.tensor import Tensor
+
+
+class NotImplementedBackward(Node):
+    """The node of an operation that has no derivative: its backward raises, as PyTorch's."""
+
+    __slots__ = ()
+
+    def name(self):
+        """PyTorch prints the C++ name for this node."""
+        return "torch::autograd::NotImplemented"
+
+    def apply(self, *grads):
+        raise RuntimeError(f"derivative for aten::{self.args} is not implemented")
 
 
 def wants_grad(*tensors):
