@@ -372,7 +372,7 @@ def _sample_error(error):
     """Words for reading the scores of a model that records, and for a softmax that overflowed:
     None for another error."""
     if "NaN" in str(error):
-        return "at temperature 0.002 your probabilities hold NaN: exp(scores / temperature) overflowed to infinity. Subtract the largest score before exp: the softmax does not change, and exp can no longer overflow"
+        return "at temperature 0.002 your probabilities hold NaN: exp of scores divided by 0.002 overflows to infinity, and powers of probabilities (p ** (1 / temperature)) underflow to zeros, so the normalising sum is inf or 0. Divide the scores by the temperature, subtract the largest, then exp: the softmax does not change, and the largest term is exactly 1"
     if "Can't call numpy() on Tensor that requires grad" in str(error):
         return "reading the scores as numbers failed because they are part of a graph: the model recorded every call. Sampling needs no gradient: generate inside `with lib.no_grad():`, so nothing is recorded and the scores can be read"
     return None

@@ -360,7 +360,7 @@ def test_sample_accepts_the_solution(one_line):
         (sample_without_prefix, "does not start with the prefix"),
         (sample_one_short, "expected 12"),
         (sample_from_the_first_position, "the scores at the prefix's first position"),
-        (sample_without_the_shift, "Subtract the largest score before exp"),
+        (sample_without_the_shift, "subtract the largest, then exp"),
     ],
     ids=[
         "records-graph",
