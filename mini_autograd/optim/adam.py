@@ -1,7 +1,7 @@
 """Adam: steps scaled by running averages of the gradient and of its square."""
 
 from ._pointwise import addcdiv_, addcmul_, lerp_, maximum_, mul_, sqrt
-from .optimizer import Optimizer, check_non_negative, followed_grad
+from .optimizer import Optimizer, check_betas, check_non_negative, followed_grad
 
 
 class Adam(Optimizer):
@@ -26,9 +26,7 @@ class Adam(Optimizer):
     ):
         check_non_negative(lr, "learning rate")
         check_non_negative(eps, "epsilon value")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_betas(betas)
         check_non_negative(weight_decay, "weight_decay value")
         if not all(isinstance(beta, float) for beta in betas):
             raise ValueError("betas must be either both floats or both Tensors")

@@ -5,7 +5,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.tensor import Tensor
 from ._pointwise import addcdiv_, addcmul_, lerp_, mul_, sqrt
-from .optimizer import Optimizer, check_non_negative, followed_grad
+from .optimizer import Optimizer, check_betas, check_non_negative, followed_grad
 
 
 class NAdam(Optimizer):
@@ -30,9 +30,7 @@ class NAdam(Optimizer):
     ):
         check_non_negative(lr, "learning rate")
         check_non_negative(eps, "epsilon value")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_betas(betas)
         check_non_negative(weight_decay, "weight_decay value")
         check_non_negative(momentum_decay, "momentum_decay value")
         defaults = {

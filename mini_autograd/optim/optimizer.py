@@ -181,6 +181,13 @@ def check_non_negative(value, what):
         raise ValueError(f"Invalid {what}: {value}")
 
 
+def check_betas(betas):
+    """torch's error for an Adam-style beta outside [0, 1): "Invalid beta parameter at index 1: 1.0"."""
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
 def followed_grad(param, grad, maximize, weight_decay):
     """The gradient a step follows: negated to maximize, plus weight_decay * param (L2 decay)."""
     if maximize:
