@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import traceback
+import sys
 from unittest import mock
 
 import numpy as np
@@ -80,8 +80,10 @@ def _grad_calls():
 
     def run_backward(*args, **kwargs):
         if not kwargs.get("accumulate_grad", True):  # autograd.grad, not backward()
-            frames = traceback.extract_stack()
-            by_library = any(f.filename.endswith(LIBRARY_FUNCTIONAL) for f in frames)
+            frame, by_library = sys._getframe(1), False  # the frames only: no source lines read
+            while frame is not None and not by_library:
+                by_library = frame.f_code.co_filename.endswith(LIBRARY_FUNCTIONAL)
+                frame = frame.f_back
             calls.append(
                 None if by_library else bool(args[3])
             )  # args: roots, grads, retain, create
